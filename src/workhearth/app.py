@@ -1,0 +1,41 @@
+"""The library entry point (DESIGN §8): ``Workhearth(home=…, workspace=…)``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
+
+from workhearth.config import Config, load_config
+from workhearth.paths import HearthPaths
+from workhearth.sessions.store import SessionStore
+
+
+class Workhearth:
+    """One home, one workspace: the object the CLI, the server and scripts share."""
+
+    def __init__(
+        self,
+        home: Path | str | None = None,
+        workspace: Path | str | None = None,
+        *,
+        config: Config | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
+        if config is None:
+            config = load_config(env, Path(home) if home is not None else None)
+        self.config = config
+        self.workspace = Path(workspace if workspace is not None else os.getcwd()).absolute()
+
+    @property
+    def home(self) -> Path:
+        return self.config.home
+
+    @property
+    def paths(self) -> HearthPaths:
+        return self.config.paths
+
+    @cached_property
+    def sessions(self) -> SessionStore:
+        return SessionStore(self.config, self.workspace)

@@ -1,0 +1,95 @@
+"""The ``hearth`` entry point: builds the command tree and turns errors into one line."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from workhearth.cli import doctor as doctor_cmd
+from workhearth.cli import resume as resume_cmd
+from workhearth.cli import sessions as sessions_cmd
+from workhearth.cli import trash as trash_cmd
+
+app = typer.Typer(
+    name="hearth",
+    help="workhearth: a local-first agent workbench.",
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.add_typer(sessions_cmd.app, name="sessions")
+app.add_typer(trash_cmd.app, name="trash")
+app.command("resume")(resume_cmd.resume)
+app.command("doctor")(doctor_cmd.doctor)
+
+
+@app.callback(invoke_without_command=True)
+def main(
+    ctx: typer.Context,
+    version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
+) -> None:
+    """Run `hearth` in a folder to work there with the agent."""
+    if version:
+        from workhearth import __version__
+
+        print(__version__)
+        raise typer.Exit(0)
+    if ctx.invoked_subcommand is None:
+        from workhearth.cli.context import hearth
+        from workhearth.errors import ConfigError
+
+        if not hearth().config.default_model:
+            raise ConfigError(
+                "no model configured: set OPENAI_API_KEY (with OPENAI_BASE_URL) or "
+                "ANTHROPIC_API_KEY, or HEARTH_MODEL=openai:NAME; "
+                "memory and sessions commands work without one"
+            )
+        raise ConfigError("the interactive agent is not part of this version yet")
+
+
+def _fail(message: str, code: int) -> int:
+    first = message.strip().splitlines()[0] if message.strip() else "failed"
+    print(f"hearth: {first}", file=sys.stderr)
+    return code
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Console-script entry: exit codes, and one clear stderr line for every user error."""
+    from workhearth.errors import HearthError
+
+    command = typer.main.get_command(app)
+    try:
+        command.main(args=argv, prog_name="hearth", standalone_mode=False)
+    except HearthError as exc:
+        code = _fail(str(exc), exc.exit_code)
+    except KeyboardInterrupt:
+        code = _fail("interrupted", 130)
+    except BrokenPipeError:
+        code = 0
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        code = _fail(f"{where}{exc.strerror or exc}", 1)
+    except Exception as exc:
+        # Why: Typer vendors its own click, so its usage errors, Exit and Abort are
+        # recognised by shape (exit_code, format_message), not by class.
+        if type(exc).__name__ == "NoArgsIsHelpError" and getattr(exc, "ctx", None):
+            print(exc.ctx.get_help())  # a bare group: show its help, as a person expects
+            code = 0
+        elif hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
+            code = _fail(exc.format_message(), exc.exit_code)
+        elif type(exc).__name__ == "Abort":
+            code = _fail("aborted", 130)
+        elif hasattr(exc, "exit_code"):
+            code = exc.exit_code
+        else:
+            raise
+    else:
+        code = 0
+    sys.exit(code or 0) if argv is None else None
+    return code or 0
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,54 @@
+"""``hearth trash list|restore|empty``."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from workhearth.cli.context import hearth
+from workhearth.cli.output import print_json, table, when
+from workhearth.trash import Trash
+
+app = typer.Typer(help="Deleted files and sessions, restorable.", no_args_is_help=True)
+
+
+def _trash() -> Trash:
+    return Trash(hearth().paths.trash)
+
+
+@app.command("list")
+def list_(json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """What is in the trash, newest first."""
+    items = _trash().list()
+    if json:
+        print_json([vars(i) for i in items])
+    elif not items:
+        print("the trash is empty")
+    else:
+        table(
+            ["id", "deleted", "size", "original"],
+            [[i.id, when(i.deleted_at), i.size, i.original] for i in items],
+        )
+
+
+@app.command()
+def restore(
+    item_id: Annotated[str, typer.Argument(metavar="ID")],
+    overwrite: Annotated[
+        bool, typer.Option(help="Replace what is there now (it goes to the trash).")
+    ] = False,
+) -> None:
+    """Put a trashed file, folder or session back where it was."""
+    item = _trash().restore(item_id, overwrite=overwrite)
+    print(f"restored {item.original}")
+
+
+@app.command()
+def empty(
+    yes: Annotated[bool, typer.Option("--yes", help="Do not ask.")] = False,
+) -> None:
+    """Delete everything in the trash for good."""
+    if not yes and not typer.confirm("Delete everything in the trash for good?"):
+        raise typer.Exit(1)
+    print(f"removed {_trash().empty()} items")

@@ -1,0 +1,1 @@
+"""Memory: awareness Markdown files, their index, search and context (DESIGN §4)."""

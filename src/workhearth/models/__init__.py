@@ -1,0 +1,1 @@
+"""Model-facing types: canonical messages and provider adapters (DESIGN §3, §5)."""

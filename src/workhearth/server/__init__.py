@@ -1,0 +1,1 @@
+"""The local REST API and web workbench (`hearth serve`)."""

@@ -1,0 +1,316 @@
+"""The append-only ``transcript.jsonl``: one writer under an OS lock, a damage-proof reader.
+
+Writer guarantees (DESIGN §3 Durability): each event is one ``write()`` of one
+whole line, so when :meth:`LogWriter.append` returns the line is in the kernel
+and survives ``kill -9``. The fsync policy decides when it reaches the disk:
+``always`` after every line; ``turn`` at each turn end, at most every 200 ms
+while events stream in, and always before a tool with side effects runs;
+``never`` leaves it to the OS. The lock is ``flock`` on the transcript itself, so
+the kernel drops it when the process dies and a killed run never blocks resume.
+
+Reader guarantees: a torn, glued, zero-filled, duplicated or foreign line is
+counted in :class:`Damage` and skipped; every good line around it still loads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from workhearth.config import FsyncPolicy
+from workhearth.errors import CorruptDataError, SessionLockedError
+from workhearth.fsutil import fsync_dir
+from workhearth.sessions.codec import (
+    SUFFIX_LEN,
+    decode_line,
+    encode_line,
+    line_crc,
+    line_ok,
+    split_damaged,
+)
+
+TURN_FSYNC_INTERVAL = 0.2
+_READ_CHUNK = 8 << 20
+
+Opener = Callable[[int, dict[str, Any]], dict[str, Any] | None]
+"""Turns an encrypted envelope back into an event (``None`` when it fails)."""
+Sealer = Callable[[int, bytes], dict[str, Any]]
+
+
+@dataclass
+class Damage:
+    """What the reader skipped, by kind. All zero for a healthy transcript."""
+
+    torn: int = 0  # a last line cut short by a crash
+    checksum: int = 0  # a line whose checksum does not match (garbled)
+    glued: int = 0  # lines recovered from a segment where two were glued
+    nul: int = 0  # runs of NUL bytes (zero-filled blocks)
+    duplicate: int = 0  # a seq seen before
+    foreign: int = 0  # a line from another session
+    undecodable: int = 0  # valid checksum but not an event, or failed decryption
+
+    @property
+    def total(self) -> int:
+        return sum(getattr(self, f.name) for f in fields(self))
+
+    def as_dict(self) -> dict[str, int]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+    def add(self, other: Damage) -> None:
+        for f in fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+
+
+@dataclass
+class ScanResult:
+    """Where a scan stopped, so a snapshot can pin itself to the last good line."""
+
+    end_offset: int = 0  # byte offset just after the last good line
+    last_crc: str | None = None  # that line's checksum text
+    last_seq: int = 0
+    lines: int = 0
+    damage: Damage = field(default_factory=Damage)
+
+
+def scan(
+    path: Path,
+    session_id: str | None,
+    *,
+    start: int = 0,
+    max_seq: int = 0,
+    opener: Opener | None = None,
+    result: ScanResult | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Yield the good events of ``path`` from byte ``start``, counting damage in ``result``.
+
+    ``max_seq`` is the highest seq already known (from a snapshot): lines at or
+    below it are duplicates. ``session_id`` rejects lines of another session;
+    ``None`` adopts the first meta line's id.
+    """
+    res = result if result is not None else ScanResult()
+    dmg = res.damage
+    seen_max = max_seq
+    sid = session_id
+    offset = start
+    with path.open("rb") as fh:
+        if start:
+            fh.seek(start)
+        carry = b""
+        while True:
+            chunk = fh.read(_READ_CHUNK)
+            at_eof = not chunk
+            buf = carry + chunk if carry else chunk
+            if at_eof:
+                if not buf:
+                    break
+                parts = [buf]  # a final segment without newline: torn unless it checks out
+                carry = b""
+            else:
+                parts = buf.split(b"\n")
+                carry = parts.pop()
+            for seg in parts:
+                seg_end = offset + len(seg) + (0 if at_eof else 1)
+                if line_ok(seg):
+                    good: list[bytes] = [seg]
+                elif not seg.strip(b"\x00 \r\t"):
+                    if seg:
+                        dmg.nul += 1
+                    offset = seg_end
+                    continue
+                else:
+                    pieces = split_damaged(seg)
+                    good = [p for p in pieces if line_ok(p)]
+                    if b"\x00" in seg:
+                        dmg.nul += 1
+                    if good and len(pieces) > 1:
+                        dmg.glued += 1
+                    for i, piece in enumerate(pieces):
+                        if line_ok(piece):
+                            continue
+                        if at_eof and i == len(pieces) - 1:
+                            dmg.torn += 1
+                        else:
+                            dmg.checksum += 1
+                for line in good:
+                    event = decode_line(line)
+                    if event is None:
+                        dmg.undecodable += 1
+                        continue
+                    seq = event["seq"]
+                    line_sid = event.get("sid")
+                    if sid is None and event.get("type") == "meta":
+                        sid = line_sid
+                    if line_sid != sid:
+                        dmg.foreign += 1
+                        continue
+                    if seq <= seen_max:
+                        dmg.duplicate += 1
+                        continue
+                    if "enc" in event:
+                        if opener is None:
+                            dmg.undecodable += 1
+                            continue
+                        opened = opener(seq, event)
+                        if opened is None:
+                            dmg.undecodable += 1
+                            continue
+                        event = opened
+                    seen_max = seq
+                    res.end_offset = seg_end
+                    res.last_crc = line_crc(line)
+                    res.last_seq = seq
+                    res.lines += 1
+                    yield event
+                offset = seg_end
+            if at_eof:
+                break
+
+
+def _last_good_seq(fd: int, size: int) -> tuple[int, bool]:
+    """Read backwards from the end for the last good line's seq; also whether the file ends in \\n."""
+    if size == 0:
+        return 0, True
+    ends_nl = os.pread(fd, 1, size - 1) == b"\n"
+    pos = size
+    tail = b""
+    step = 1 << 16
+    while pos > 0:
+        take = min(step, pos)
+        pos -= take
+        tail = os.pread(fd, take, pos) + tail
+        lines = tail.split(b"\n")
+        if pos > 0:
+            lines = lines[1:]  # the first may be cut by our window
+        for seg in reversed(lines):
+            for piece in reversed(split_damaged(seg) if not line_ok(seg) else [seg]):
+                if line_ok(piece):
+                    event = decode_line(piece)
+                    if event is not None:
+                        return int(event["seq"]), ends_nl
+        step = min(step * 2, 8 << 20)
+    return 0, ends_nl
+
+
+class LogWriter:
+    """The single writer of one transcript. Use as a context manager or call :meth:`close`."""
+
+    def __init__(
+        self,
+        path: Path,
+        session_id: str,
+        policy: FsyncPolicy = "turn",
+        sealer: Sealer | None = None,
+        known_seq: int = 0,
+    ) -> None:
+        """``known_seq`` is the highest seq a reader saw in the whole file; the tail
+        alone can end in a duplicated older line, and reusing a seq would hide the
+        new event from every reader."""
+        self.path = path
+        self.session_id = session_id
+        self.policy = policy
+        self._sealer = sealer
+        created = not path.exists()
+        self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._fd)
+            raise SessionLockedError(
+                f"session {session_id} is being written by another running process"
+            ) from None
+        if created:
+            fsync_dir(path.parent)
+        size = os.fstat(self._fd).st_size
+        tail_seq, ends_nl = _last_good_seq(self._fd, size)
+        self.last_seq = max(tail_seq, known_seq)
+        if not ends_nl:
+            # Why: a crash left a torn last line; the next event must start on a fresh line.
+            os.write(self._fd, b"\n")
+        self._dirty = False
+        self._last_sync = time.monotonic()
+        self._bytes = size
+
+    @property
+    def size(self) -> int:
+        return self._bytes
+
+    def append(self, event_type: str, payload: dict[str, Any]) -> int:
+        """Append one event; when this returns the line is written. Returns its seq."""
+        seq = self.last_seq + 1
+        if event_type == "meta" or self._sealer is None:
+            event = {"seq": seq, "sid": self.session_id, "type": event_type, "ts": time.time()}
+            event.update(payload)
+        else:
+            inner = {"type": event_type, "ts": time.time(), **payload}
+            event = {"seq": seq, "sid": self.session_id, **self._sealer(seq, orjson.dumps(inner))}
+        line = encode_line(event)
+        written = os.write(self._fd, line)
+        if written != len(line):  # pragma: no cover - regular files write whole lines
+            view = memoryview(line)[written:]
+            while view:
+                view = view[os.write(self._fd, view) :]
+        self.last_seq = seq
+        self._bytes += len(line)
+        self._dirty = True
+        if self.policy == "always":
+            self._fsync()
+        elif self.policy == "turn" and time.monotonic() - self._last_sync >= TURN_FSYNC_INTERVAL:
+            self._fsync()
+        return seq
+
+    def _fsync(self) -> None:
+        os.fsync(self._fd)
+        self._dirty = False
+        self._last_sync = time.monotonic()
+
+    def turn_end(self) -> None:
+        """A turn finished: make it durable (policies ``always`` and ``turn``)."""
+        if self._dirty and self.policy != "never":
+            self._fsync()
+
+    def before_side_effect(self) -> None:
+        """A tool with side effects is about to run: its recorded call must be on disk first."""
+        if self._dirty and self.policy != "never":
+            self._fsync()
+
+    def close(self) -> None:
+        if self._fd < 0:
+            return
+        try:
+            if self._dirty and self.policy != "never":
+                os.fsync(self._fd)
+        finally:
+            with contextlib.suppress(OSError):
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> LogWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def read_meta(path: Path) -> dict[str, Any]:
+    """The meta event (first good line). Raises CorruptDataError when there is none."""
+    with path.open("rb") as fh:
+        head = fh.read(1 << 16)
+    for seg in head.split(b"\n")[:8]:
+        for piece in [seg] if line_ok(seg) else split_damaged(seg):
+            if line_ok(piece):
+                event = decode_line(piece)
+                if event and event.get("type") == "meta":
+                    return event
+    raise CorruptDataError(f"{path}: no readable meta line; the transcript header is damaged")
+
+
+__all__ = ["SUFFIX_LEN", "Damage", "LogWriter", "ScanResult", "read_meta", "scan"]

@@ -1,0 +1,287 @@
+"""One session on disk: its folder, its log writer, its folded state."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import orjson
+
+from workhearth.config import Config
+from workhearth.errors import CorruptDataError, UsageError
+from workhearth.fsutil import atomic_write, make_private_dir
+from workhearth.models.messages import Message
+from workhearth.sessions.log import LogWriter, ScanResult, read_meta, scan
+from workhearth.sessions.snapshot import load_snapshot, read_summary, write_snapshot
+from workhearth.sessions.state import SessionState
+
+if TYPE_CHECKING:
+    from workhearth.sessions.crypto import SessionCipher
+
+TRANSCRIPT = "transcript.jsonl"
+SNAPSHOT = "snapshot.zst"
+TOOL_OUTPUTS = "tool-outputs"
+# Why: rewrite the snapshot once the unsnapshotted tail is big enough to matter.
+SNAPSHOT_TAIL_BYTES = 1 << 20
+_CALL_ID = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+Format = Literal["anthropic", "openai"]
+
+
+class Session:
+    """A session folder. Reading needs no lock; the first append takes the writer lock."""
+
+    def __init__(self, folder: Path, config: Config, meta: dict[str, Any] | None = None) -> None:
+        self.folder = folder
+        self.id = folder.name
+        self.config = config
+        self.transcript = folder / TRANSCRIPT
+        self._meta = meta
+        self._cipher: SessionCipher | None = None
+        self._writer: LogWriter | None = None
+        self._state: SessionState | None = None
+        self._scan = ScanResult()
+
+    # ----------------------------------------------------------------- meta
+    @property
+    def meta(self) -> dict[str, Any]:
+        if self._meta is None:
+            self._meta = read_meta(self.transcript)
+        return self._meta
+
+    @property
+    def encrypted(self) -> bool:
+        return bool(self.meta.get("encryption"))
+
+    @property
+    def workspace(self) -> str:
+        return str(self.meta.get("workspace", ""))
+
+    @property
+    def cipher(self) -> SessionCipher | None:
+        if self._cipher is None and self.encrypted:
+            from workhearth.sessions.crypto import SessionCipher
+
+            self._cipher = SessionCipher.open(
+                self.config.encryption, self.id, self.meta["encryption"]
+            )
+        return self._cipher
+
+    def _opener(self):  # -> Opener | None
+        cipher = self.cipher
+        if cipher is None:
+            return None
+        sid = self.id
+
+        def open_event(seq: int, envelope: dict[str, Any]) -> dict[str, Any] | None:
+            plain = cipher.open_event(seq, envelope)
+            if plain is None:
+                return None
+            try:
+                inner = orjson.loads(plain)
+            except orjson.JSONDecodeError:
+                return None
+            if not isinstance(inner, dict):
+                return None
+            inner["seq"] = seq
+            inner["sid"] = sid
+            return inner
+
+        return open_event
+
+    # ----------------------------------------------------------------- load
+    def load(self, use_snapshot: bool = True, save_snapshot: bool = True) -> SessionState:
+        """Fold the transcript into state: snapshot plus tail, or the whole log."""
+        if self._state is not None and self._writer is not None:
+            return self._state
+        cipher = self.cipher  # raises a clear error on a wrong key before any parsing
+        open_blob = cipher.open_blob if cipher else None
+        snap = None
+        if use_snapshot:
+            snap = load_snapshot(self.folder / SNAPSHOT, self.transcript, self.id, open_blob)
+        result = ScanResult()
+        if snap is not None:
+            state = snap.state
+            start = snap.end_offset
+            result.end_offset = snap.end_offset
+            result.last_seq = state.last_seq
+            for key, value in snap.damage.items():
+                if hasattr(result.damage, key):
+                    setattr(result.damage, key, value)
+        else:
+            state = SessionState()
+            start = 0
+        for event in scan(
+            self.transcript,
+            self.id,
+            start=start,
+            max_seq=state.last_seq,
+            opener=self._opener(),
+            result=result,
+        ):
+            state.apply(event)
+        if not state.meta:
+            raise CorruptDataError(f"session {self.id}: the meta line is unreadable")
+        self._state = state
+        self._scan = result
+        tail = result.end_offset - start
+        if save_snapshot and result.last_crc and (snap is None or tail >= SNAPSHOT_TAIL_BYTES):
+            self._save_snapshot()
+        return state
+
+    def _save_snapshot(self) -> None:
+        assert self._state is not None
+        if not self._scan.last_crc:
+            return
+        cipher = self.cipher
+        try:
+            write_snapshot(
+                self.folder / SNAPSHOT,
+                self._state,
+                self._scan.end_offset,
+                self._scan.last_crc,
+                self._scan.damage.as_dict(),
+                cipher.seal_blob if cipher else None,
+            )
+        except PermissionError:
+            pass  # Why: reading someone's read-only session must still work.
+
+    def summary(self) -> dict[str, Any]:
+        """Title, message count and update time, from the snapshot header when fresh."""
+        cipher = self.cipher if self.encrypted else None
+        head = read_summary(
+            self.folder / SNAPSHOT, self.transcript, self.id, cipher.open_blob if cipher else None
+        )
+        if head is None:
+            state = self.load()
+            head = {"title": state.title, "messages": len(state.messages), "updated": state.updated}
+        return head
+
+    @property
+    def damage(self) -> dict[str, int]:
+        return self._scan.damage.as_dict()
+
+    def messages(self) -> list[Message]:
+        return list(self.load().messages)
+
+    # ---------------------------------------------------------------- write
+    def writer(self) -> LogWriter:
+        if self._writer is None:
+            state = self.load()
+            cipher = self.cipher
+            self._writer = LogWriter(
+                self.transcript,
+                self.id,
+                self.config.fsync,
+                sealer=cipher.seal_event if cipher else None,
+                known_seq=state.last_seq,
+            )
+        return self._writer
+
+    def append(self, event_type: str, payload: dict[str, Any]) -> int:
+        """Append one event (written before this returns) and fold it into the state."""
+        if event_type == "meta":
+            raise UsageError("a session has exactly one meta event")
+        writer = self.writer()
+        seq = writer.append(event_type, payload)
+        assert self._state is not None
+        event = {"seq": seq, "sid": self.id, "type": event_type, **payload}
+        self._state.apply(event)
+        return seq
+
+    def append_message(self, message: Message) -> int:
+        return self.append("message", {"message": message})
+
+    def checkpoint(self, state: dict[str, Any]) -> int:
+        return self.append("checkpoint", {"state": state})
+
+    def turn_end(self) -> None:
+        if self._writer is not None:
+            self._writer.turn_end()
+
+    def before_side_effect(self) -> None:
+        if self._writer is not None:
+            self._writer.before_side_effect()
+
+    def close(self) -> None:
+        if self._writer is not None:
+            writer, self._writer = self._writer, None
+            grew = writer.size - self._scan.end_offset
+            writer.close()
+            if grew >= SNAPSHOT_TAIL_BYTES:
+                self._state = None
+                self.load()  # refolds the tail and rewrites the snapshot
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --------------------------------------------------------- tool outputs
+    def tool_output_path(self, call_id: str) -> Path:
+        if not _CALL_ID.match(call_id):
+            raise UsageError(f"bad tool call id {call_id!r}")
+        return self.folder / TOOL_OUTPUTS / f"{call_id}.txt"
+
+    def write_tool_output(self, call_id: str, text: str) -> Path:
+        path = self.tool_output_path(call_id)
+        make_private_dir(path.parent)
+        data = text.encode("utf-8")
+        cipher = self.cipher
+        if cipher is not None:
+            data = cipher.seal_blob(f"tool-output:{call_id}", data)
+        atomic_write(path, data)
+        return path
+
+    def read_tool_output(self, call_id: str) -> str:
+        data = self.tool_output_path(call_id).read_bytes()
+        cipher = self.cipher
+        if cipher is not None:
+            data = cipher.open_blob(f"tool-output:{call_id}", data)
+        return data.decode("utf-8")
+
+    # ---------------------------------------------------------------- resume
+    def resume(self, format: Format = "anthropic") -> Resumed:
+        """The conversation rebuilt for a provider, plus the restored business state."""
+        from workhearth.models.adapters import to_anthropic, to_openai
+        from workhearth.sessions.reconstruct import repair
+
+        if format not in ("anthropic", "openai"):
+            raise UsageError(f"unknown format {format!r}; use openai or anthropic")
+        state = self.load()
+        repaired = repair(state.messages)
+        business = state.business
+        system = business.get("system")
+        if format == "openai":
+            messages = to_openai(None, repaired.messages)
+        else:
+            messages = to_anthropic(None, repaired.messages)["messages"]
+        return Resumed(
+            system=system,
+            messages=messages,
+            canonical=repaired.messages,
+            interruption=repaired.interruption,
+            closed_tool_calls=repaired.closed_tool_calls,
+            state=business,
+            damage=self.damage,
+        )
+
+
+@dataclass
+class Resumed:
+    """What resume rebuilt: provider-ready messages and the business state to restore."""
+
+    system: str | None
+    messages: list[dict[str, Any]]
+    canonical: list[Message]
+    interruption: str
+    closed_tool_calls: list[str]
+    state: dict[str, Any]
+    damage: dict[str, int]
+
+
+def file_mode_ok(path: Path) -> bool:
+    return (os.stat(path).st_mode & 0o077) == 0

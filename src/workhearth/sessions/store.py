@@ -1,0 +1,263 @@
+"""The session store: create, find, list, read and delete sessions (DESIGN §3 Lookup).
+
+Sessions live under ``projects/<encoded-workspace>/sessions/<id>/``; ids are
+unique across workspaces, so any session is found from any folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from workhearth.config import Config
+from workhearth.errors import CorruptDataError, EncryptionKeyError, NotFoundError, UsageError
+from workhearth.fsutil import atomic_write, make_private_dir
+from workhearth.models.messages import Message
+from workhearth.paths import HearthPaths
+from workhearth.sessions.codec import SCHEMA_VERSION
+from workhearth.sessions.log import LogWriter
+from workhearth.sessions.session import TRANSCRIPT, Session
+from workhearth.trash import Trash
+
+LIST_LIMIT = 30
+COUNT_MIN, COUNT_MAX, COUNT_DEFAULT = 1, 30, 10
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._\-]{0,127}$")
+
+
+def new_session_id() -> str:
+    """Time-sortable and unique: ``YYYYMMDD-HHMMSS-<16 hex>``."""
+    return time.strftime("%Y%m%d-%H%M%S", time.gmtime()) + "-" + secrets.token_hex(8)
+
+
+@dataclass
+class SessionInfo:
+    session_id: str
+    workspace: str
+    title: str | None
+    messages: int | None
+    created: float | None
+    updated: float
+    encrypted: bool
+    path: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _message_view(msg: Message) -> dict[str, Any]:
+    return {k: msg[k] for k in ("id", "role", "content", "model") if k in msg}  # type: ignore[literal-required]
+
+
+class SessionStore:
+    """All sessions under one ``HEARTH_HOME``; ``workspace`` is where new ones go."""
+
+    def __init__(self, config: Config, workspace: Path | str) -> None:
+        self.config = config
+        self.paths: HearthPaths = config.paths
+        self.workspace = str(Path(workspace).absolute())
+
+    # --------------------------------------------------------------- create
+    def _sessions_dir(self, workspace: str) -> Path:
+        project = self.paths.project(workspace)
+        folder = project / "sessions"
+        if not folder.is_dir():
+            make_private_dir(folder)
+            marker = project / "workspace.json"
+            if not marker.exists():
+                atomic_write(marker, orjson.dumps({"path": workspace}))
+        return folder
+
+    def create(
+        self,
+        *,
+        model: str | None = None,
+        mode: str = "agent",
+        workspace: str | Path | None = None,
+        encrypt: bool | None = None,
+        session_id: str | None = None,
+        extra_meta: dict[str, Any] | None = None,
+    ) -> Session:
+        """Create a session folder and write its meta line (durably, before returning)."""
+        ws = str(Path(workspace).absolute()) if workspace else self.workspace
+        sid = session_id or new_session_id()
+        if not _ID.match(sid):
+            raise UsageError(f"bad session id {sid!r}")
+        folder = self._sessions_dir(ws) / sid
+        if self._find(sid) is not None:
+            raise UsageError(f"session {sid} already exists")
+        make_private_dir(folder)
+        encrypt = self.config.encryption.enabled if encrypt is None else encrypt
+        encryption = None
+        cipher = None
+        if encrypt:
+            from workhearth.sessions.crypto import SessionCipher
+
+            cipher, encryption = SessionCipher.create(self.config.encryption, sid)
+        meta = {
+            "schema": SCHEMA_VERSION,
+            "session_id": sid,
+            "workspace": ws,
+            "created": time.time(),
+            "model": model,
+            "mode": mode,
+            "encryption": encryption,
+        }
+        if extra_meta:
+            meta.update(extra_meta)
+        with LogWriter(folder / TRANSCRIPT, sid, "always") as writer:
+            writer.append("meta", meta)
+        session = Session(folder, self.config)
+        session._cipher = cipher
+        return session
+
+    # ---------------------------------------------------------------- find
+    def _find(self, session_id: str) -> Path | None:
+        if not _ID.match(session_id):
+            return None
+        for pattern in (f"*/sessions/{session_id}", f"*/*/sessions/{session_id}"):
+            for folder in self.paths.projects.glob(pattern):
+                if (folder / TRANSCRIPT).is_file():
+                    return folder
+        return None
+
+    def open(self, session_id: str) -> Session:
+        """Find a session by id (or a unique id prefix) from any workspace."""
+        if not session_id or not _ID.match(session_id):
+            raise NotFoundError(f"no session {session_id!r}")
+        folder = self._find(session_id)
+        if folder is None:
+            matches = [f for f in self._all_folders() if f.name.startswith(session_id)]
+            if len(matches) > 1:
+                raise UsageError(f"session id prefix {session_id!r} is ambiguous")
+            folder = matches[0] if matches else None
+        if folder is None:
+            raise NotFoundError(f"no session {session_id!r}")
+        return Session(folder, self.config)
+
+    def _all_folders(self) -> list[Path]:
+        root = self.paths.projects
+        if not root.is_dir():
+            return []
+        found = list(root.glob(f"*/sessions/*/{TRANSCRIPT}"))
+        found += root.glob(f"*/*/sessions/*/{TRANSCRIPT}")
+        return [p.parent for p in found]
+
+    def last(self, workspace: str | Path | None = None) -> Session:
+        """The newest session of a workspace (``--last``)."""
+        ws = str(Path(workspace).absolute()) if workspace else self.workspace
+        folder = self.paths.project(ws) / "sessions"
+        best: tuple[float, Path] | None = None
+        if folder.is_dir():
+            for sub in folder.iterdir():
+                t = sub / TRANSCRIPT
+                if t.is_file():
+                    mtime = t.stat().st_mtime
+                    if best is None or mtime > best[0]:
+                        best = (mtime, sub)
+        if best is None:
+            raise NotFoundError(f"no session in workspace {ws}")
+        return Session(best[1], self.config)
+
+    # ---------------------------------------------------------------- list
+    def list(
+        self, limit: int = LIST_LIMIT, workspace: str | Path | None = None
+    ) -> list[SessionInfo]:
+        """Newest sessions by update time, with title, workspace and message count."""
+        folders = self._all_folders()
+        if workspace is not None:
+            prefix = self.paths.project(str(Path(workspace).absolute()))
+            folders = [f for f in folders if f.parent.parent == prefix]
+        stamped = sorted(
+            ((f / TRANSCRIPT).stat().st_mtime, f) for f in folders if (f / TRANSCRIPT).exists()
+        )
+        out: list[SessionInfo] = []
+        for mtime, folder in reversed(stamped[-limit:] if limit > 0 else stamped):
+            out.append(self.info(Session(folder, self.config), mtime))
+        return out
+
+    def info(self, session: Session, mtime: float | None = None) -> SessionInfo:
+        mtime = mtime if mtime is not None else session.transcript.stat().st_mtime
+        try:
+            meta = session.meta
+        except CorruptDataError:
+            meta = {}
+        title: str | None = None
+        count: int | None = None
+        updated = mtime
+        try:
+            head = session.summary()
+            title, count = head.get("title"), head.get("messages")
+            updated = head.get("updated") or mtime
+        except EncryptionKeyError:
+            title = "(encrypted)"
+        except CorruptDataError:
+            title = "(damaged)"
+        return SessionInfo(
+            session_id=session.id,
+            workspace=str(meta.get("workspace", "")),
+            title=title,
+            messages=count,
+            created=meta.get("created"),
+            updated=updated,
+            encrypted=bool(meta.get("encryption")),
+            path=str(session.folder),
+        )
+
+    # --------------------------------------------------------------- lookup
+    def read_transcript(self, session_id: str, count: int = COUNT_DEFAULT) -> dict[str, Any]:
+        """The last ``count`` messages (clamped to 1..30)."""
+        count = max(COUNT_MIN, min(COUNT_MAX, int(count)))
+        messages = self.open(session_id).load().messages
+        tail = messages[-count:]
+        return {
+            "session_id": session_id,
+            "total": len(messages),
+            "returned": len(tail),
+            "messages": [_message_view(m) for m in tail],
+        }
+
+    def latest_message(self, session_id: str) -> dict[str, Any]:
+        messages = self.open(session_id).load().messages
+        return {
+            "session_id": session_id,
+            "total": len(messages),
+            "message": _message_view(messages[-1]) if messages else None,
+        }
+
+    def verify(self, session_id: str) -> dict[str, Any]:
+        """Read the whole log (no snapshot) and report its damage."""
+        session = self.open(session_id)
+        state = session.load(use_snapshot=False, save_snapshot=False)
+        damage = session.damage
+        return {
+            "session_id": session.id,
+            "ok": sum(damage.values()) == 0,
+            "events": state.events,
+            "messages": len(state.messages),
+            "last_seq": state.last_seq,
+            "damage": damage,
+            "encrypted": session.encrypted,
+            "private": _private(session.folder),
+        }
+
+    def delete(self, session_id: str) -> dict[str, Any]:
+        """Move a session folder to the trash (restorable with ``hearth trash restore``)."""
+        session = self.open(session_id)
+        item = Trash(self.paths.trash).put(
+            session.folder, reason="sessions delete", session=session.id
+        )
+        return {"session_id": session.id, "trash_id": item.id}
+
+
+def _private(folder: Path) -> bool:
+    """Folder 0700 and every file inside 0600 (or stricter)."""
+    if os.stat(folder).st_mode & 0o077:
+        return False
+    return all(not (p.stat().st_mode & 0o077) for p in folder.rglob("*") if not p.is_symlink())

@@ -1,0 +1,1 @@
+"""Capturing the user's shell and running commands through it (DESIGN §5)."""

@@ -1,0 +1,1 @@
+"""Skills: folders with SKILL.md and parameterized example tasks (DESIGN §1)."""
