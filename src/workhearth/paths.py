@@ -38,7 +38,7 @@ def _literal(ch: str) -> bool:
         return False
     # Why: a non-ASCII character stays readable only when no filesystem's case
     # folding can map it onto a different character (ß → ss, İ → i̇ …).
-    return ch.isprintable() and not ch.isspace() and ch.casefold() == ch and ch.upper() != ch
+    return ch.isprintable() and not ch.isspace() and ch.casefold() == ch and ch.lower() == ch
 
 
 def _upper_escapable(ch: str) -> bool:
@@ -90,6 +90,8 @@ def is_hashed_name(name: str) -> bool:
 
 def decode_workspace(name: str) -> str:
     """Invert :func:`encode_workspace` for names that are not hashed."""
+    # Why: some filesystems hand names back in NFD; we always encoded NFC.
+    name = unicodedata.normalize("NFC", name)
     if is_hashed_name(name):
         raise UsageError(f"workspace name {name!r} is shortened; read its workspace.json")
     out: list[str] = []
