@@ -17,17 +17,16 @@ from workhearth.models.messages import Message
 
 _B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
 
-texts = st.text(min_size=1, max_size=30).filter(lambda s: s.strip() != "")
-base64_text = st.text(alphabet=_B64, min_size=8, max_size=40)
+texts = st.text(min_size=1, max_size=16).filter(lambda s: s.strip() != "")
+base64_text = st.text(alphabet=_B64, min_size=4, max_size=24)
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=12),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=6,
+_scalars = st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.text(max_size=8)
+json_values = (
+    _scalars
+    | st.lists(_scalars, max_size=3)
+    | st.dictionaries(st.text(max_size=4), _scalars, max_size=2)
 )
-tool_inputs = st.dictionaries(st.text(min_size=1, max_size=8), json_values, max_size=4)
+tool_inputs = st.dictionaries(st.text(min_size=1, max_size=6), json_values, max_size=3)
 
 text_blocks = st.builds(lambda t: {"type": "text", "text": t}, texts)
 image_blocks = st.one_of(

@@ -42,7 +42,9 @@ def anth(*messages: dict[str, Any]) -> dict[str, Any]:
 def test_anthropic_valid_conversation() -> None:
     payload = anth(
         user(text("hi")),
-        assistant(THINK, {"type": "redacted_thinking", "data": "eA=="}, text("x"), use("a"), use("b")),
+        assistant(
+            THINK, {"type": "redacted_thinking", "data": "eA=="}, text("x"), use("a"), use("b")
+        ),
         user(result("b"), result("a"), text("more")),
         assistant(THINK, text("done")),
     )
@@ -126,7 +128,11 @@ ANTHROPIC_CASES = [
     ),
     (
         "redacted thinking after tool_use",
-        anth(user(text("a")), assistant(use("t"), {"type": "redacted_thinking", "data": "x"}), user(result("t"))),
+        anth(
+            user(text("a")),
+            assistant(use("t"), {"type": "redacted_thinking", "data": "x"}),
+            user(result("t")),
+        ),
         "must come before text",
     ),
     (
@@ -136,23 +142,40 @@ ANTHROPIC_CASES = [
     ),
     (
         "tool_use input not an object",
-        anth(user(text("a")), assistant({"type": "tool_use", "id": "t", "name": "n", "input": "x"}), user(result("t"))),
+        anth(
+            user(text("a")),
+            assistant({"type": "tool_use", "id": "t", "name": "n", "input": "x"}),
+            user(result("t")),
+        ),
         "input must be an object",
     ),
     (
         "empty text inside tool_result",
-        anth(user(text("a")), assistant(use("t")), user({"type": "tool_result", "tool_use_id": "t", "content": [text("")]})),
+        anth(
+            user(text("a")),
+            assistant(use("t")),
+            user({"type": "tool_result", "tool_use_id": "t", "content": [text("")]}),
+        ),
         "text block is empty",
     ),
     (
         "image without data",
-        anth(user({"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": ""}})),
+        anth(
+            user(
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": ""},
+                }
+            )
+        ),
         "media_type and data",
     ),
 ]
 
 
-@pytest.mark.parametrize(("name", "payload", "needle"), ANTHROPIC_CASES, ids=[c[0] for c in ANTHROPIC_CASES])
+@pytest.mark.parametrize(
+    ("name", "payload", "needle"), ANTHROPIC_CASES, ids=[c[0] for c in ANTHROPIC_CASES]
+)
 def test_anthropic_rule(name: str, payload: dict[str, Any], needle: str) -> None:
     problems = anthropic_problems(payload)
     assert any(needle in problem for problem in problems), problems
@@ -187,7 +210,10 @@ def test_openai_valid_conversation() -> None:
         ai(None, call("a"), call("b")),
         tool("b"),
         tool("a", ""),
-        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://x/a.png"}}]},
+        {
+            "role": "user",
+            "content": [{"type": "image_url", "image_url": {"url": "https://x/a.png"}}],
+        },
         ai("done"),
     ]
     assert openai_problems(messages) == []
@@ -198,16 +224,36 @@ OPENAI_CASES = [
     ("system not first", [HI, SYS], "only come first"),
     ("first non-system is assistant", [SYS, ai("x")], "first non-system"),
     ("empty user content", [{"role": "user", "content": ""}], "user content is empty"),
-    ("empty text part", [{"role": "user", "content": [{"type": "text", "text": ""}]}], "text part is empty"),
+    (
+        "empty text part",
+        [{"role": "user", "content": [{"type": "text", "text": ""}]}],
+        "text part is empty",
+    ),
     ("assistant with nothing", [HI, ai(None)], "neither content nor tool_calls"),
     ("assistant with empty string", [HI, ai("")], "neither content nor tool_calls"),
-    ("empty tool_calls list", [HI, {"role": "assistant", "content": "x", "tool_calls": []}], "non-empty list"),
+    (
+        "empty tool_calls list",
+        [HI, {"role": "assistant", "content": "x", "tool_calls": []}],
+        "non-empty list",
+    ),
     ("unanswered tool call at end", [HI, ai(None, call("a"))], "never answered"),
-    ("missing tool message", [HI, ai(None, call("a"), call("b")), tool("a"), HI], "need their tool messages"),
-    ("tool message after user", [HI, ai(None, call("a")), HI, tool("a")], "need their tool messages"),
+    (
+        "missing tool message",
+        [HI, ai(None, call("a"), call("b")), tool("a"), HI],
+        "need their tool messages",
+    ),
+    (
+        "tool message after user",
+        [HI, ai(None, call("a")), HI, tool("a")],
+        "need their tool messages",
+    ),
     ("orphan tool message", [HI, tool("a")], "does not answer"),
     ("tool message for wrong id", [HI, ai(None, call("a")), tool("b")], "does not answer"),
-    ("duplicate tool message", [HI, ai(None, call("a")), tool("a"), tool("a")], "second tool message"),
+    (
+        "duplicate tool message",
+        [HI, ai(None, call("a")), tool("a"), tool("a")],
+        "second tool message",
+    ),
     (
         "duplicate call id",
         [HI, ai(None, call("a")), tool("a"), ai(None, call("a")), tool("a")],
@@ -217,14 +263,26 @@ OPENAI_CASES = [
     ("arguments not an object", [HI, ai(None, call("a", "[1]")), tool("a")], "JSON object"),
     (
         "arguments not a string",
-        [HI, {"role": "assistant", "content": None, "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": {}}}]}, tool("a")],
+        [
+            HI,
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "a", "type": "function", "function": {"name": "f", "arguments": {}}}
+                ],
+            },
+            tool("a"),
+        ],
         "must be a JSON string",
     ),
     ("unknown role", [HI, {"role": "wizard", "content": "x"}], "unknown role"),
 ]
 
 
-@pytest.mark.parametrize(("name", "messages", "needle"), OPENAI_CASES, ids=[c[0] for c in OPENAI_CASES])
+@pytest.mark.parametrize(
+    ("name", "messages", "needle"), OPENAI_CASES, ids=[c[0] for c in OPENAI_CASES]
+)
 def test_openai_rule(name: str, messages: list[dict[str, Any]], needle: str) -> None:
     problems = openai_problems(messages)
     assert any(needle in problem for problem in problems), problems

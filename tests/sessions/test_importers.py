@@ -737,6 +737,25 @@ def test_gemini_cli_checkpoint_list(tmp_path: Path) -> None:
     ]
 
 
+def test_gemini_cli_jsonl_with_rewind(tmp_path: Path) -> None:
+    lines = [
+        {"sessionId": "gem-2", "projectHash": "abc", "startTime": "2026-03-01T00:00:00Z"},
+        {"id": "m1", "timestamp": "t", "type": "user", "content": [{"text": "first try"}]},
+        {"id": "m2", "timestamp": "t", "type": "gemini", "content": "bad answer"},
+        {"$rewindTo": "m1"},
+        {"id": "m3", "timestamp": "t", "type": "user", "content": [{"text": "second try"}]},
+        {"id": "m4", "timestamp": "t", "type": "gemini", "content": "good answer"},
+        {"$set": {"summary": "Two tries"}},
+    ]
+    path = tmp_path / "session-2026-03-01T00-00-gem2.jsonl"
+    path.write_bytes(b"\n".join(orjson.dumps(line) for line in lines))
+    assert detect_format(path) == "qwen-code"
+    session = load(path)
+    assert session.title == "Two tries"
+    assert texts(session.messages, "user") == ["second try"]
+    assert texts(session.messages, "assistant") == ["good answer"]
+
+
 # --- detection and errors ---------------------------------------------------------------------
 
 

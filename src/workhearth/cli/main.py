@@ -61,7 +61,7 @@ def run(argv: list[str] | None = None) -> int:
 
     command = typer.main.get_command(app)
     try:
-        command.main(args=argv, prog_name="hearth", standalone_mode=False)
+        result = command.main(args=argv, prog_name="hearth", standalone_mode=False)
     except HearthError as exc:
         code = _fail(str(exc), exc.exit_code)
     except KeyboardInterrupt:
@@ -86,7 +86,8 @@ def run(argv: list[str] | None = None) -> int:
         else:
             raise
     else:
-        code = 0
+        # Why: without standalone mode click returns an Exit's code instead of exiting.
+        code = result if isinstance(result, int) else 0
     sys.exit(code or 0) if argv is None else None
     return code or 0
 

@@ -141,7 +141,9 @@ def _openai_user(blocks: list[Block], out: list[dict[str, Any]]) -> None:
             call_id = block["tool_use_id"]  # type: ignore[typeddict-item]
             out.append({"role": "tool", "tool_call_id": call_id, "content": text})
             if images:
-                tool_images.append({"type": "text", "text": f"(Images returned by tool call {call_id}.)"})
+                tool_images.append(
+                    {"type": "text", "text": f"(Images returned by tool call {call_id}.)"}
+                )
                 tool_images.extend(images)
         elif kind == "text":
             parts.append({"type": "text", "text": block["text"]})  # type: ignore[typeddict-item]
@@ -209,7 +211,9 @@ def from_openai(messages: list[dict[str, Any]]) -> tuple[str | None, list[Messag
             call_id = msg.get("tool_call_id")
             if not isinstance(call_id, str):
                 raise ImportFormatError(f"message {index}: tool message without tool_call_id")
-            blocks = [{"type": "tool_result", "tool_use_id": call_id, "content": _parts_text(content)}]
+            blocks = [
+                {"type": "tool_result", "tool_use_id": call_id, "content": _parts_text(content)}
+            ]
         elif role == "assistant":
             blocks = _assistant_blocks(msg, index)
         else:

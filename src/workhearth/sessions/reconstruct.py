@@ -40,8 +40,8 @@ INTERRUPTED_REPLY_TEXT = (
     "(The previous reply was interrupted before it finished. Continue from where it stopped.)"
 )
 
-_USER_BLOCKS = frozenset({"text", "image", "tool_result"})
 _MESSAGE_KEYS = ("role", "content")
+_NO_EXTRA: dict[str, Any] = {}  # shared, never written to
 
 
 @dataclass(slots=True)
@@ -61,49 +61,54 @@ def repair(messages: list[Message]) -> Repaired:
 
 # --------------------------------------------------------------------------- block kinds
 
-
-def _leads(block: Block) -> bool:
-    """Blocks Anthropic requires before any text or tool_use of their message."""
-    kind = block["type"]
-    return kind == "redacted_thinking" or (kind == "thinking" and has_signature(block))
-
-
-def _unsigned_thinking(block: Block) -> bool:
-    return block["type"] == "thinking" and not has_signature(block)
-
-
-def _body(block: Block) -> bool:
-    return block["type"] in ("text", "tool_use")
+# What a kept block is, as bits, so each message is scanned once.
+_LEAD = 1  # signed thinking or redacted thinking: Anthropic wants it before any body block
+_BODY = 2  # text or tool_use
+_TOOL = 4  # tool_use
+_UNSIGNED = 8  # thinking without a signature (another provider's reasoning, or cut off)
+_SPLIT = 16  # (message flag) a lead block follows a body block
 
 
 def _filled(value: Any) -> bool:
-    return isinstance(value, str) and value.strip() != ""
+    return type(value) is str and value != "" and not value.isspace()
 
 
-def _clean_block(block: Any, role: str) -> Any:
-    """The block if it is usable in a ``role`` message, a cleaned copy, or None to drop it."""
-    if not isinstance(block, dict):
-        return None
-    kind = block.get("type")
+def _clean_block(block: Any, role: str) -> tuple[Any, int]:
+    """``(block, kind bits)``: the block itself, a cleaned copy, or None to drop it."""
+    kind = block.get("type") if type(block) is dict else None
     if kind == "text":
-        return block if _filled(block.get("text")) else None
+        return (block if _filled(block.get("text")) else None), _BODY
     if role == "assistant":
         if kind == "thinking":
             if has_signature(block):
-                return block  # Why: signed thinking is opaque; it is never touched.
-            # Unsigned thinking (another provider's reasoning) is kept when it says something.
-            return block if _filled(block.get("thinking")) else None
+                # Why: signed thinking is opaque and never touched; only a block too
+                # damaged to be thinking at all (no thinking string) is dropped.
+                return (block if isinstance(block.get("thinking"), str) else None), _LEAD
+            # Unsigned thinking is kept when it says something.
+            return (block if _filled(block.get("thinking")) else None), _UNSIGNED
         if kind == "redacted_thinking":
-            return block if _filled(block.get("data")) else None
+            return (block if _filled(block.get("data")) else None), _LEAD
         if kind == "tool_use":
             ok = _filled(block.get("id")) and _filled(block.get("name"))
-            return block if ok and isinstance(block.get("input"), dict) else None
-        return None
+            ok = ok and isinstance(block.get("input"), dict)
+            return (block if ok else None), _BODY | _TOOL
+        return None, 0
     if kind == "image":
-        return block if isinstance(block.get("source"), dict) else None
+        return (block if isinstance(block.get("source"), dict) else None), 0
     if kind == "tool_result":
-        return _clean_tool_result(block) if _filled(block.get("tool_use_id")) else None
-    return None
+        return (_clean_tool_result(block) if _filled(block.get("tool_use_id")) else None), 0
+    return None, 0
+
+
+def _kinds(blocks: list[Block]) -> int:
+    """The kind bits of already-clean assistant blocks, ``_SPLIT`` included."""
+    flags = 0
+    for block in blocks:
+        bits = _clean_block(block, "assistant")[1]
+        if bits & _LEAD and flags & _BODY:
+            flags |= _SPLIT
+        flags |= bits
+    return flags
 
 
 def _clean_tool_result(block: dict[str, Any]) -> dict[str, Any] | None:
@@ -124,6 +129,8 @@ def _clean_tool_result(block: dict[str, Any]) -> dict[str, Any] | None:
 
 # --------------------------------------------------------------------------- the pass
 
+_Cleaned = tuple[str, list[Block], dict[str, Any], int]  # role, blocks, extra keys, kind bits
+
 
 class _Repair:
     """State of one repair pass; :meth:`run` is the whole algorithm."""
@@ -135,7 +142,8 @@ class _Repair:
         self.tail_damaged = False
         self.seen_tool_ids: set[str] = set()
         self.rename_count: dict[str, int] = {}
-        # The assistant message last emitted: original tool id -> new ids, in order.
+        self.last_kinds = 0  # kind bits of out[-1] when it is an assistant message
+        # Tool calls of the assistant message last emitted: original id -> new ids.
         self.window: dict[str, list[str]] = {}
         self.window_order: list[str] = []
         self.answered: set[str] = set()
@@ -147,18 +155,22 @@ class _Repair:
     def run(self, messages: list[Message]) -> Repaired:
         cleaned = self._clean(messages)
         self._strip_unfinished_tail(cleaned)
-        for role, blocks, extra in cleaned:
+        for role, blocks, extra, kinds in cleaned:
             if role == "user":
                 self._add_user(blocks, extra)
-            else:
+            elif kinds & _SPLIT:
                 for number, segment in enumerate(_segments(blocks)):
                     # Why: a later segment is a new message; two messages must not share an id.
                     seg_extra = extra if number == 0 else _without_id(extra)
-                    self._add_assistant(segment, seg_extra)
+                    self._add_assistant(segment, seg_extra, _kinds(segment))
+            else:
+                self._add_assistant(blocks, extra, kinds)
         self._flush_user(at_end=True)
         out = self.out
-        if out and out[-1]["role"] == "assistant" and (
-            self.tail_damaged or not any(_body(block) for block in out[-1]["content"])
+        if (
+            out
+            and out[-1]["role"] == "assistant"
+            and (self.tail_damaged or not self.last_kinds & _BODY)
         ):
             # Why: an answer that stopped after its reasoning (or mid-thought) is not an
             # answer; ending on a user note tells the model what happened, and Anthropic
@@ -175,9 +187,9 @@ class _Repair:
 
     # ----------------------------------------------------------------- preparation
 
-    def _clean(self, messages: list[Message]) -> list[tuple[str, list[Block], dict[str, Any]]]:
+    def _clean(self, messages: list[Message]) -> list[_Cleaned]:
         """Drop unusable blocks, empty messages and exact repeats of the previous message."""
-        cleaned: list[tuple[str, list[Block], dict[str, Any]]] = []
+        cleaned: list[_Cleaned] = []
         prev: Any = None
         for msg in messages:
             if not isinstance(msg, dict):
@@ -188,41 +200,52 @@ class _Repair:
                 content = [{"type": "text", "text": content}]
             if not isinstance(content, list):
                 continue
-            if role not in ("user", "assistant"):
+            if role != "user" and role != "assistant":
                 self.dropped += len(content)
                 continue
-            if prev is not None and prev.get("role") == role and msg == prev:
+            if prev is not None and prev["role"] == role and msg == prev:
                 # Why: the same message written twice (a retried append) is one message.
                 self.dropped += len(content)
                 continue
             prev = msg
-            blocks = content
+            blocks: list[Any] = content
+            kinds = 0
             for pos, block in enumerate(content):
-                if _clean_block(block, role) is not block:
-                    # Slow path only for messages that need it; most pass untouched.
-                    kept = (_clean_block(b, role) for b in content[pos:])
-                    blocks = content[:pos] + [b for b in kept if b is not None]
-                    self.dropped += len(content) - len(blocks)
-                    break
+                kept, bits = _clean_block(block, role)
+                if kept is not block:
+                    if blocks is content:  # first change: copy what came before
+                        blocks = content[:pos]
+                    if kept is None:
+                        self.dropped += 1
+                        continue
+                if blocks is not content:
+                    blocks.append(kept)
+                if bits & _LEAD and kinds & _BODY:
+                    kinds |= _SPLIT
+                kinds |= bits
             if not blocks:
                 continue
-            extra = {key: value for key, value in msg.items() if key not in _MESSAGE_KEYS}
-            cleaned.append((role, blocks, extra))
+            extra = (
+                _NO_EXTRA
+                if len(msg) == 2
+                else {key: value for key, value in msg.items() if key not in _MESSAGE_KEYS}
+            )
+            cleaned.append((role, blocks, extra, kinds))
         return cleaned
 
-    def _strip_unfinished_tail(self, cleaned: list[tuple[str, list[Block], dict[str, Any]]]) -> None:
+    def _strip_unfinished_tail(self, cleaned: list[_Cleaned]) -> None:
         """Drop unsigned thinking that ends the conversation: the stream stopped inside it."""
         while cleaned and cleaned[-1][0] == "assistant":
-            role, blocks, extra = cleaned[-1]
+            role, blocks, extra, _ = cleaned[-1]
             keep = len(blocks)
-            while keep and _unsigned_thinking(blocks[keep - 1]):
+            while keep and _kinds(blocks[keep - 1 : keep]) == _UNSIGNED:
                 keep -= 1
             if keep == len(blocks):
                 return
             self.dropped += len(blocks) - keep
             self.tail_damaged = True
             if keep:
-                cleaned[-1] = (role, blocks[:keep], extra)
+                cleaned[-1] = (role, blocks[:keep], extra, _kinds(blocks[:keep]))
                 return
             cleaned.pop()
 
@@ -236,9 +259,11 @@ class _Repair:
                 self.user_other.append(block)
                 continue
             original = block["tool_use_id"]  # type: ignore[typeddict-item]
-            new_id = next(
-                (tid for tid in self.window.get(original, ()) if tid not in self.answered), None
-            )
+            new_id = None
+            for candidate in self.window.get(original, ()):
+                if candidate not in self.answered:
+                    new_id = candidate
+                    break
             if new_id is None:
                 # Why: a result whose call is gone (or answered already) breaks both APIs.
                 self.dropped += 1
@@ -250,30 +275,34 @@ class _Repair:
 
     def _flush_user(self, *, at_end: bool) -> None:
         """Emit the gathered user message, closing unanswered tool calls first."""
-        missing = [tid for tid in self.window_order if tid not in self.answered]
-        if missing:
+        content: list[Block] = self.user_results if self.user_results is not None else []
+        if len(self.answered) < len(self.window_order):
+            missing = [tid for tid in self.window_order if tid not in self.answered]
             self.closed.extend(missing)
-            if at_end:
-                self.tail_damaged = True
-        content: list[Block] = []
-        if self.user_results is not None:
-            content.extend(self.user_results)
-        content.extend(
-            {"type": "tool_result", "tool_use_id": tid, "content": INTERRUPTED_TOOL_TEXT, "is_error": True}
-            for tid in missing
-        )
+            self.tail_damaged = self.tail_damaged or at_end
+            content.extend(
+                {
+                    "type": "tool_result",
+                    "tool_use_id": tid,
+                    "content": INTERRUPTED_TOOL_TEXT,
+                    "is_error": True,
+                }
+                for tid in missing
+            )
         content.extend(self.user_other)
         if content:
             message: Message = {"role": "user", "content": content}
             message.update(self.user_extra)  # type: ignore[typeddict-item]
             self.out.append(message)
-        self.user_results, self.user_other, self.user_extra = None, [], {}
-        self.window, self.window_order, self.answered = {}, [], set()
+        if self.user_results is not None:
+            self.user_results, self.user_other, self.user_extra = None, [], {}
+        if self.window_order:
+            self.window, self.window_order, self.answered = {}, [], set()
 
     # ----------------------------------------------------------------- assistant side
 
-    def _add_assistant(self, blocks: list[Block], extra: dict[str, Any]) -> None:
-        if all(_unsigned_thinking(block) for block in blocks):
+    def _add_assistant(self, blocks: list[Block], extra: dict[str, Any], kinds: int) -> None:
+        if kinds == _UNSIGNED:
             # Why: reasoning with no answer is an unfinished turn; both adapters would
             # send an empty message for it.
             self.dropped += len(blocks)
@@ -285,20 +314,23 @@ class _Repair:
         elif out[-1]["role"] == "assistant":
             # The previous assistant has no tool_use: the flush above would have
             # answered it with a user message.
-            prev = out[-1]["content"]
-            if not any(_leads(block) for block in blocks) or not any(_body(b) for b in prev):
-                prev.extend(self._claim_tool_ids(blocks))
+            if not kinds & _LEAD or not self.last_kinds & _BODY:
+                out[-1]["content"].extend(self._claim_tool_ids(blocks, kinds))
+                self.last_kinds |= kinds
                 return
             # Why: merging would put signed thinking after text, which Anthropic refuses,
             # and a signature may not be moved; a short user turn keeps both messages
             # intact and valid for both APIs.
             out.append(text_message("user", CONTINUED_TEXT))
-        message: Message = {"role": "assistant", "content": self._claim_tool_ids(blocks)}
+        message: Message = {"role": "assistant", "content": self._claim_tool_ids(blocks, kinds)}
         message.update(extra)  # type: ignore[typeddict-item]
         out.append(message)
+        self.last_kinds = kinds
 
-    def _claim_tool_ids(self, blocks: list[Block]) -> list[Block]:
+    def _claim_tool_ids(self, blocks: list[Block], kinds: int) -> list[Block]:
         """Copy ``blocks``, giving repeated tool ids fresh names, and open their window."""
+        if not kinds & _TOOL:
+            return list(blocks)
         content: list[Block] = []
         for block in blocks:
             if block["type"] == "tool_use":
@@ -324,22 +356,17 @@ class _Repair:
 
 
 def _segments(blocks: list[Block]) -> list[list[Block]]:
-    """Split an assistant message where signed/redacted thinking follows text or tool_use.
-
-    Almost every message is one segment and is returned as is.
-    """
+    """Split an assistant message before each lead block that follows text or tool_use."""
     segments: list[list[Block]] = []
     start = 0
     body_seen = False
     for pos, block in enumerate(blocks):
-        if _leads(block):
-            if body_seen:
-                segments.append(blocks[start:pos])
-                start, body_seen = pos, False
-        elif _body(block):
+        bits = _clean_block(block, "assistant")[1]
+        if bits & _LEAD and body_seen:
+            segments.append(blocks[start:pos])
+            start, body_seen = pos, False
+        elif bits & _BODY:
             body_seen = True
-    if start == 0:
-        return [blocks]
     segments.append(blocks[start:])
     return segments
 

@@ -127,7 +127,7 @@ class Session:
         self._state = state
         self._scan = result
         tail = result.end_offset - start
-        if save_snapshot and result.last_crc and (snap is None or tail >= SNAPSHOT_TAIL_BYTES):
+        if save_snapshot and result.last_crc and tail >= SNAPSHOT_TAIL_BYTES:
             self._save_snapshot()
         return state
 

@@ -214,19 +214,21 @@ class SessionStore:
     def read_transcript(self, session_id: str, count: int = COUNT_DEFAULT) -> dict[str, Any]:
         """The last ``count`` messages (clamped to 1..30)."""
         count = max(COUNT_MIN, min(COUNT_MAX, int(count)))
-        messages = self.open(session_id).load().messages
+        session = self.open(session_id)
+        messages = session.load().messages
         tail = messages[-count:]
         return {
-            "session_id": session_id,
+            "session_id": session.id,
             "total": len(messages),
             "returned": len(tail),
             "messages": [_message_view(m) for m in tail],
         }
 
     def latest_message(self, session_id: str) -> dict[str, Any]:
-        messages = self.open(session_id).load().messages
+        session = self.open(session_id)
+        messages = session.load().messages
         return {
-            "session_id": session_id,
+            "session_id": session.id,
             "total": len(messages),
             "message": _message_view(messages[-1]) if messages else None,
         }

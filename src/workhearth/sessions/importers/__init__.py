@@ -193,15 +193,16 @@ def _classify(value: Any) -> str | None:
         return None
     rtype = value.get("type")
     message = value.get("message")
+    # Why this order: newer Qwen Code records also carry isSidechain, so Gemini-shaped
+    # content (``parts``) and Qwen-only fields are checked before Claude's markers.
+    if isinstance(message, dict) and "parts" in message:
+        return "qwen-code"
+    if "systemPayload" in value or (rtype == "tool_result" and "uuid" in value):
+        return "qwen-code"
     if rtype in _CLAUDE_ONLY_TYPES or "isSidechain" in value or "leafUuid" in value:
         return "claude-code"
-    if isinstance(message, dict):
-        if "parts" in message:
-            return "qwen-code"
-        if "content" in message and "uuid" in value:
-            return "claude-code"
-    if rtype == "tool_result" and "uuid" in value:
-        return "qwen-code"
+    if isinstance(message, dict) and "content" in message and "uuid" in value:
+        return "claude-code"
     if rtype in ("user", "gemini") and "id" in value and "content" in value:
         return "qwen-code"  # Gemini CLI message record
     if isinstance(value.get("messages"), list) or "projectHash" in value:

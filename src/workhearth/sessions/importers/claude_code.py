@@ -126,7 +126,7 @@ def _walk_chain(records: list[Record]) -> tuple[list[Record], str | None]:
         leaves = list(by_uuid)
     if not leaves:
         return [], None
-    cur: Record | None = by_uuid[min(leaves, key=order.__getitem__)]
+    cur: Record | None = by_uuid[max(leaves, key=order.__getitem__)]
     chain: list[Record] = []
     seen: set[str] = set()
     broken: str | None = None

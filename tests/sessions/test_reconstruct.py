@@ -1,0 +1,388 @@
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.strategies import conversations
+from workhearth.models.adapters import to_anthropic, to_openai
+from workhearth.models.validate import anthropic_problems, openai_problems
+from workhearth.sessions.reconstruct import (
+    CONTINUED_TEXT,
+    INTERRUPTED_REPLY_TEXT,
+    INTERRUPTED_TOOL_TEXT,
+    MISSING_START_TEXT,
+    repair,
+)
+
+# --------------------------------------------------------------------------- helpers
+
+
+def text(value: str) -> dict[str, Any]:
+    return {"type": "text", "text": value}
+
+
+def use(tool_id: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": tool_id, "name": "shell", "input": {"cmd": "ls"}}
+
+
+def result(tool_id: str, content: str = "ok") -> dict[str, Any]:
+    return {"type": "tool_result", "tool_use_id": tool_id, "content": content}
+
+
+def signed(thought: str = "hm", sig: str = "c2ln") -> dict[str, Any]:
+    return {"type": "thinking", "thinking": thought, "signature": sig}
+
+
+def user(*blocks: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"role": "user", "content": list(blocks), **extra}
+
+
+def assistant(*blocks: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"role": "assistant", "content": list(blocks), **extra}
+
+
+def assert_valid(messages: list) -> None:
+    assert anthropic_problems(to_anthropic("sys", messages)) == []
+    assert openai_problems(to_openai("sys", messages)) == []
+
+
+def signed_blocks(messages: list) -> list[tuple[str, str]]:
+    return sorted(
+        (b["thinking"], b["signature"])
+        for m in messages
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "thinking" and b.get("signature")
+    )
+
+
+def assert_consistent(result_: Any) -> None:
+    """The classification matches how the conversation ends."""
+    out = result_.messages
+    if not out or out[-1]["role"] == "assistant":
+        assert result_.interruption == "none"
+    else:
+        assert result_.interruption in ("interrupted_prompt", "interrupted_turn")
+
+
+# --------------------------------------------------------------------------- properties
+
+
+@settings(max_examples=150, deadline=None)
+@given(conversations())
+def test_valid_conversation_comes_back_unchanged(conv: list) -> None:
+    before = copy.deepcopy(conv)
+    repaired = repair(conv)
+    assert repaired.messages == conv
+    assert conv == before
+    assert repaired.closed_tool_calls == []
+    assert repaired.dropped_blocks == 0
+    expected = "interrupted_prompt" if conv[-1]["role"] == "user" else "none"
+    assert repaired.interruption == expected
+
+
+@settings(max_examples=120, deadline=None)
+@given(conversations())
+def test_every_crash_point_repairs_to_a_valid_conversation(conv: list) -> None:
+    for i, msg in enumerate(conv):
+        for j in range(len(msg["content"]) + 1):
+            cut = [*conv[:i], {**msg, "content": msg["content"][:j]}]
+            repaired = repair(cut)
+            out = repaired.messages
+            if not out:
+                assert i == 0 and j == 0
+                continue
+            assert_valid(out)
+            assert_consistent(repaired)
+            # Everything before the crash point is kept as it was.
+            assert out[:i] == conv[:i]
+            if j:
+                assert out[i]["content"][:j] == msg["content"][:j]
+                for a, b in zip(out[i]["content"], msg["content"][:j], strict=False):
+                    if b["type"] == "thinking":
+                        assert a is b  # the very same object: byte for byte
+            assert signed_blocks(out) == signed_blocks(cut)
+
+
+DAMAGE = st.lists(
+    st.tuples(
+        st.sampled_from(
+            [
+                "drop",
+                "dup",
+                "dup_far",
+                "drop_block",
+                "swap",
+                "trim",
+                "blank",
+                "unfinished",
+                "reverse",
+            ]
+        ),
+        st.integers(0, 10_000),
+        st.integers(0, 10_000),
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+def damage(conv: list, ops: list[tuple[str, int, int]]) -> list:
+    msgs = list(conv)
+    for op, a, b in ops:
+        if not msgs:
+            break
+        n = len(msgs)
+        i = a % n
+        content = msgs[i]["content"]
+        if op == "drop":
+            del msgs[i]
+        elif op == "dup":
+            msgs.insert(i + 1, msgs[i])
+        elif op == "dup_far":
+            msgs.insert(b % (n + 1), msgs[i])
+        elif op == "drop_block" and content:
+            k = b % len(content)
+            msgs[i] = {**msgs[i], "content": content[:k] + content[k + 1 :]}
+        elif op == "swap" and i + 1 < n:
+            msgs[i], msgs[i + 1] = msgs[i + 1], msgs[i]
+        elif op == "trim":
+            msgs = msgs[: i + 1]
+            msgs[-1] = {**msgs[-1], "content": msgs[-1]["content"][: b % (len(content) + 1)]}
+        elif op == "blank":
+            junk = [text(""), text(" "), {"type": "thinking", "thinking": "", "signature": ""}]
+            msgs[i] = {**msgs[i], "content": [*content, junk[b % 3]]}
+        elif op == "unfinished":
+            msgs.insert(i, assistant({"type": "thinking", "thinking": "so the answer"}))
+        elif op == "reverse":
+            msgs[i] = {**msgs[i], "content": content[::-1]}
+    return msgs
+
+
+@settings(max_examples=200, deadline=None)
+@given(conversations(), DAMAGE)
+def test_damaged_conversations_repair_to_valid(conv: list, ops: list) -> None:
+    damaged = damage(conv, ops)
+    before = copy.deepcopy(damaged)
+    repaired = repair(damaged)
+    assert damaged == before  # input untouched
+    out = repaired.messages
+    if out:
+        assert_valid(out)
+    assert_consistent(repaired)
+    # Signed thinking is never dropped or edited (exact repeats of a message count once).
+    assert set(signed_blocks(out)) == set(signed_blocks(damaged))
+    # Repairing a repaired conversation changes nothing.
+    assert repair(out).messages == out
+
+
+# --------------------------------------------------------------------------- classification
+
+
+def test_none_when_the_answer_is_there() -> None:
+    conv = [user(text("hi")), assistant(signed(), text("hello"))]
+    assert repair(conv).interruption == "none"
+
+
+def test_interrupted_prompt_when_the_last_user_message_has_no_answer() -> None:
+    conv = [user(text("hi")), assistant(text("hello")), user(text("and?"))]
+    repaired = repair(conv)
+    assert repaired.interruption == "interrupted_prompt"
+    assert repaired.messages == conv
+
+
+def test_interrupted_prompt_after_complete_tool_results() -> None:
+    conv = [user(text("hi")), assistant(use("a")), user(result("a"))]
+    assert repair(conv).interruption == "interrupted_prompt"
+
+
+def test_interrupted_turn_closes_missing_results_in_the_next_user_message() -> None:
+    conv = [user(text("go")), assistant(signed(), use("a"), use("b")), user(result("a"))]
+    repaired = repair(conv)
+    assert repaired.interruption == "interrupted_turn"
+    assert repaired.closed_tool_calls == ["b"]
+    last = repaired.messages[-1]["content"]
+    assert last[0] == result("a")
+    assert last[1] == {
+        "type": "tool_result",
+        "tool_use_id": "b",
+        "content": INTERRUPTED_TOOL_TEXT,
+        "is_error": True,
+    }
+    assert_valid(repaired.messages)
+
+
+def test_interrupted_turn_creates_the_result_message_when_missing() -> None:
+    conv = [user(text("go")), assistant(use("a"))]
+    repaired = repair(conv)
+    assert repaired.interruption == "interrupted_turn"
+    assert repaired.messages[:2] == conv
+    assert repaired.messages[2]["content"][0]["tool_use_id"] == "a"
+    assert repaired.messages[2]["content"][0]["is_error"] is True
+
+
+def test_interrupted_turn_drops_trailing_unfinished_thinking() -> None:
+    conv = [user(text("go")), assistant({"type": "thinking", "thinking": "first I"})]
+    repaired = repair(conv)
+    assert repaired.interruption == "interrupted_turn"
+    assert repaired.messages == conv[:1]
+    assert repaired.dropped_blocks == 1
+
+
+def test_trailing_signed_thinking_is_kept_and_followed_by_a_note() -> None:
+    thought = signed("deep thought", "U0lH" * 100)
+    conv = [user(text("go")), assistant(thought)]
+    repaired = repair(conv)
+    assert repaired.messages[1]["content"][0] is thought
+    assert repaired.messages[2]["content"] == [text(INTERRUPTED_REPLY_TEXT)]
+    assert repaired.interruption == "interrupted_turn"
+    assert_valid(repaired.messages)
+
+
+def test_unfinished_thinking_after_an_answer_is_dropped_and_noted() -> None:
+    conv = [user(text("go")), assistant(text("part one"), {"type": "thinking", "thinking": "and"})]
+    repaired = repair(conv)
+    assert repaired.messages[1] == assistant(text("part one"))
+    assert repaired.messages[2]["content"] == [text(INTERRUPTED_REPLY_TEXT)]
+    assert repaired.interruption == "interrupted_turn"
+
+
+def test_tool_call_closed_mid_conversation_does_not_make_the_end_interrupted() -> None:
+    conv = [user(text("go")), assistant(use("a")), assistant(text("done"))]
+    repaired = repair(conv)
+    assert repaired.closed_tool_calls == ["a"]
+    assert [m["role"] for m in repaired.messages] == ["user", "assistant", "user", "assistant"]
+    assert repaired.interruption == "none"
+
+
+# --------------------------------------------------------------------------- repairs
+
+
+def test_starts_with_a_user_message() -> None:
+    conv = [assistant(text("hello")), user(text("hi"))]
+    repaired = repair(conv)
+    assert repaired.messages[0] == user(text(MISSING_START_TEXT))
+    assert repaired.messages[1:] == conv
+    assert_valid(repaired.messages)
+
+
+def test_empty_blocks_and_messages_are_dropped_but_signed_empty_thinking_stays() -> None:
+    omitted = {"type": "thinking", "thinking": "", "signature": "c2ln"}
+    conv = [
+        user(text(""), text("hi")),
+        assistant({"type": "thinking", "thinking": "", "signature": ""}, omitted, text("yo")),
+        user(),
+        user(text("  ")),
+    ]
+    repaired = repair(conv)
+    assert repaired.messages == [user(text("hi")), assistant(omitted, text("yo"))]
+    assert repaired.messages[1]["content"][0] is omitted
+    assert repaired.dropped_blocks == 3
+    assert repaired.interruption == "none"
+
+
+def test_orphan_tool_results_are_dropped() -> None:
+    conv = [user(result("ghost"), text("hi")), assistant(text("yo")), user(result("a"), text("x"))]
+    repaired = repair(conv)
+    assert repaired.messages == [user(text("hi")), assistant(text("yo")), user(text("x"))]
+    assert repaired.dropped_blocks == 2
+
+
+def test_duplicate_tool_ids_are_renamed_with_their_results() -> None:
+    conv = [
+        user(text("go")),
+        assistant(use("a")),
+        user(result("a", "first")),
+        assistant(use("a")),
+        user(result("a", "second")),
+    ]
+    repaired = repair(conv)
+    out = repaired.messages
+    assert out[1]["content"][0]["id"] == "a"
+    assert out[3]["content"][0]["id"] == "a_2"
+    assert out[4]["content"][0] == result("a_2", "second")
+    assert conv[3]["content"][0]["id"] == "a"  # input untouched
+    assert_valid(out)
+
+
+def test_user_neighbours_merge_with_results_first() -> None:
+    conv = [
+        user(text("go")),
+        assistant(use("a"), use("b")),
+        user(text("wait")),
+        user(result("b")),
+        user(result("a"), text("ok")),
+    ]
+    out = repair(conv).messages
+    assert out[2]["content"] == [result("b"), result("a"), text("wait"), text("ok")]
+    assert_valid(out)
+
+
+def test_assistant_neighbours_merge_when_thinking_stays_first() -> None:
+    conv = [user(text("go")), assistant(signed()), assistant(text("answer"), id="m2")]
+    out = repair(conv).messages
+    assert out == [user(text("go")), assistant(signed(), text("answer"))]
+
+
+def test_assistant_neighbours_with_thinking_get_a_continued_turn_between() -> None:
+    first = assistant(signed("a", "s1"), text("one"))
+    second = assistant(signed("b", "s2"), text("two"))
+    out = repair([user(text("go")), first, second]).messages
+    assert out == [user(text("go")), first, user(text(CONTINUED_TEXT)), second]
+    assert_valid(out)
+
+
+def test_thinking_after_text_in_one_message_is_split_not_moved() -> None:
+    late = signed("later", "s2")
+    conv = [user(text("go")), assistant(text("one"), late, text("two"), id="m1")]
+    out = repair(conv).messages
+    assert out[1] == assistant(text("one"), id="m1")
+    assert out[2] == user(text(CONTINUED_TEXT))
+    assert out[3]["content"][0] is late
+    assert "id" not in out[3]  # message ids stay unique
+    assert_valid(out)
+
+
+def test_exact_repeated_message_counts_once() -> None:
+    hello = assistant(signed(), text("hello"), id="m1")
+    repaired = repair([user(text("hi")), hello, hello])
+    assert repaired.messages == [user(text("hi")), hello]
+
+
+def test_unsigned_thinking_only_message_in_the_middle_is_dropped() -> None:
+    conv = [
+        user(text("go")),
+        assistant({"type": "thinking", "thinking": "hmm"}),
+        user(text("well?")),
+        assistant({"type": "thinking", "thinking": "ok"}, text("yes")),
+    ]
+    out = repair(conv).messages
+    assert out == [user(text("go"), text("well?")), conv[3]]
+    assert_valid(out)
+
+
+def test_input_is_never_mutated_and_output_is_new() -> None:
+    conv = [user(text("go")), assistant(use("a")), assistant(use("a"))]
+    before = copy.deepcopy(conv)
+    out = repair(conv).messages
+    assert conv == before
+    assert all(o is not m for o in out for m in conv)
+    assert all(o["content"] is not m["content"] for o in out for m in conv)
+
+
+def test_large_conversation_is_fast() -> None:
+    conv: list[Any] = []
+    for n in range(25_000):
+        conv.append(user(text(f"q{n}")))
+        conv.append(assistant(signed(), text("looking"), use(f"t{n}")))
+        conv.append(user(result(f"t{n}", "x" * 100)))
+        conv.append(assistant(text(f"a{n}")))
+    # Why: CPU time, not wall time, so a busy test machine does not fail it.
+    started = time.process_time()
+    repaired = repair(conv)
+    elapsed = time.process_time() - started
+    assert repaired.messages == conv
+    assert elapsed < 2.0, elapsed
