@@ -684,8 +684,8 @@ def append_table(appends: dict[str, Any]) -> str:
     lat = appends["fsync_latency"]["median_s"]
     note = (
         f"\n\nfsync latency on this disk: median {lat * 1e3:.2f} ms, p90"
-        f" {appends['fsync_latency']['p90_s'] * 1e3:.2f} ms; so fsync=turn with a turn_end"
-        f" every {TURN_EVERY} events cannot exceed ~{TURN_EVERY / lat:,.0f} events/s here."
+        f" {appends['fsync_latency']['p90_s'] * 1e3:.2f} ms: one fsync per turn of {TURN_EVERY}"
+        f" events bounds fsync=turn near {TURN_EVERY / lat:,.0f} events/s at that latency."
     )
     return table(["implementation", "events", "events/s", "µs/event", "durability"], rows) + note
 

@@ -152,5 +152,6 @@ def test_every_kind_of_damage(
     check_resume(session.folder, session.config, messages[: keep_lines - 1])
     loaded = Session(session.folder, session.config)
     loaded.load(use_snapshot=False, save_snapshot=False)
-    assert sum(loaded.damage.values()) >= 1
+    glued_last = kind == "glued" and at == len(lines) - 1  # just a missing final newline
+    assert sum(loaded.damage.values()) >= (0 if glued_last else 1)
     assert (session.folder / TRANSCRIPT).read_bytes() == blob  # reading never rewrites the log

@@ -32,8 +32,9 @@ def table(columns: list[str], rows: list[list[Any]], title: str | None = None) -
     from rich.table import Table
 
     t = Table(title=title, show_lines=False, header_style="bold")
-    for col in columns:
-        t.add_column(col)
+    for i, col in enumerate(columns):
+        # Why: the first column is an id people copy; never cut it.
+        t.add_column(col, no_wrap=i == 0, min_width=None)
     for row in rows:
         t.add_row(*["" if v is None else str(v) for v in row])
     console().print(t)

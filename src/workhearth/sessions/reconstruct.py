@@ -18,6 +18,22 @@ What it guarantees, for any input:
   both providers);
 - the result is ``interrupted_*`` exactly when it ends on a user message, so a
   caller answers it by calling the model, and ``none`` when it ends on an answer.
+
+Choices worth knowing:
+
+- Same-role neighbours merge. User messages always can (tool results move
+  first). Assistant messages merge unless that would put signed or redacted
+  thinking after text or tool_use; then a short ``(continued)`` user message goes
+  between them instead, since a signature may not be moved and Anthropic wants
+  thinking first. A message that already has thinking after text is split the
+  same way.
+- ``interrupted_turn`` describes the end of the conversation: tool calls closed
+  in its last user message, unfinished thinking dropped at the end, or a last
+  reply that holds only thinking (kept, then followed by a user note, because
+  Anthropic refuses a final assistant message that is only thinking). Calls
+  closed earlier (a lost result message) are listed in ``closed_tool_calls``
+  but do not change the classification.
+- Synthetic messages (notes, synthetic results) carry no ``id``.
 """
 
 from __future__ import annotations
@@ -75,7 +91,7 @@ def _filled(value: Any) -> bool:
 
 def _clean_block(block: Any, role: str) -> tuple[Any, int]:
     """``(block, kind bits)``: the block itself, a cleaned copy, or None to drop it."""
-    kind = block.get("type") if type(block) is dict else None
+    kind = block.get("type") if isinstance(block, dict) else None
     if kind == "text":
         return (block if _filled(block.get("text")) else None), _BODY
     if role == "assistant":
