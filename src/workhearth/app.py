@@ -6,10 +6,14 @@ import os
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from workhearth.config import Config, load_config
 from workhearth.paths import HearthPaths
 from workhearth.sessions.store import SessionStore
+
+if TYPE_CHECKING:
+    from workhearth.memory.api import Memory
 
 
 class Workhearth:
@@ -35,6 +39,12 @@ class Workhearth:
     @property
     def paths(self) -> HearthPaths:
         return self.config.paths
+
+    @cached_property
+    def memory(self) -> Memory:
+        from workhearth.memory.api import Memory
+
+        return Memory(self.paths, self.workspace, self.config.memory)
 
     @cached_property
     def sessions(self) -> SessionStore:

@@ -37,11 +37,23 @@ class EncryptionConfig:
 
 
 @dataclass(frozen=True)
+class MemoryConfig:
+    """Budgets are in tokens (counted offline). ``maintenance = "manual"`` silences reflection."""
+
+    project_budget: int = 40_000
+    user_budget: int = 10_000
+    project_capacity: int = 200_000
+    user_capacity: int = 50_000
+    maintenance: Literal["auto", "manual"] = "auto"
+
+
+@dataclass(frozen=True)
 class Config:
     home: Path
     fsync: FsyncPolicy = "turn"
     encryption: EncryptionConfig = EncryptionConfig()
     default_model: str | None = None
+    memory: MemoryConfig = MemoryConfig()
     raw: Mapping[str, object] = field(default_factory=dict, repr=False)
 
     @property
@@ -76,6 +88,13 @@ def _section(raw: Mapping[str, object], name: str, path: Path) -> Mapping[str, o
     return value
 
 
+def _positive(section: Mapping[str, object], key: str, default: int, path: Path) -> int:
+    value = section.get(key, default)
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ConfigError(f"{path}: [memory] {key} must be a positive integer")
+    return value
+
+
 def load_config(env: Mapping[str, str] | None = None, home: Path | None = None) -> Config:
     """Read ``config.toml`` under the home and the environment variables we honour."""
     env = os.environ if env is None else env
@@ -98,8 +117,21 @@ def load_config(env: Mapping[str, str] | None = None, home: Path | None = None) 
     )
     models = _section(raw, "models", cfg_path)
     default_model = env.get("HEARTH_MODEL") or models.get("default")
+    mem = _section(raw, "memory", cfg_path)
+    memory = MemoryConfig(
+        project_budget=_positive(mem, "project_budget", MemoryConfig.project_budget, cfg_path),
+        user_budget=_positive(mem, "user_budget", MemoryConfig.user_budget, cfg_path),
+        project_capacity=_positive(
+            mem, "project_capacity", MemoryConfig.project_capacity, cfg_path
+        ),
+        user_capacity=_positive(mem, "user_capacity", MemoryConfig.user_capacity, cfg_path),
+        maintenance="manual" if mem.get("maintenance") == "manual" else "auto",
+    )
+    if mem.get("maintenance") not in (None, "auto", "manual"):
+        raise ConfigError(f'{cfg_path}: [memory] maintenance must be "auto" or "manual"')
     return Config(
         home=home,
+        memory=memory,
         fsync=fsync,  # type: ignore[arg-type]
         encryption=encryption,
         default_model=str(default_model) if default_model else None,

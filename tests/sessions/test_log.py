@@ -208,3 +208,36 @@ def test_scan_from_an_offset_with_known_max_seq(tmp_path: Path) -> None:
     got = [e["seq"] for e in scan(p, "s1", start=start, max_seq=2, result=res)]
     assert got == [3, 4, 5]
     assert os.path.getsize(p) == res.end_offset
+
+
+def test_turn_fsyncs_are_coalesced_and_the_last_turn_still_reaches_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from workhearth.sessions import log as log_module
+
+    calls: list[float] = []
+    real_fsync = os.fsync
+
+    def counting_fsync(fd: int) -> None:
+        calls.append(time.monotonic())
+        real_fsync(fd)
+
+    monkeypatch.setattr(log_module.os, "fsync", counting_fsync)
+    w = LogWriter(tmp_path / "t.jsonl", "s1", "turn")
+    w.append("meta", {})
+    calls.clear()
+    for i in range(200):  # 200 quick turns
+        w.append("title", {"title": str(i)})
+        w.turn_end()
+    assert len(calls) <= 3  # coalesced: not one fsync per turn
+    deadline = time.monotonic() + 2
+    while w._dirty and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not w._dirty  # the flusher synced the last turn without another call
+    w.append("title", {"title": "tool"})
+    before = len(calls)
+    w.before_side_effect()  # never deferred
+    assert len(calls) == before + 1
+    w.close()

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from workhearth.cli import doctor as doctor_cmd
+from workhearth.cli import memory as memory_cmd
 from workhearth.cli import resume as resume_cmd
 from workhearth.cli import sessions as sessions_cmd
 from workhearth.cli import trash as trash_cmd
@@ -20,6 +21,7 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 app.add_typer(sessions_cmd.app, name="sessions")
+app.add_typer(memory_cmd.app, name="memory")
 app.add_typer(trash_cmd.app, name="trash")
 app.command("resume")(resume_cmd.resume)
 app.command("doctor")(doctor_cmd.doctor)

@@ -3,9 +3,10 @@
 Writer guarantees (DESIGN §3 Durability): each event is one ``write()`` of one
 whole line, so when :meth:`LogWriter.append` returns the line is in the kernel
 and survives ``kill -9``. The fsync policy decides when it reaches the disk:
-``always`` after every line; ``turn`` at each turn end, at most every 200 ms
-while events stream in, and always before a tool with side effects runs;
-``never`` leaves it to the OS. The lock is ``flock`` on the transcript itself, so
+``always`` after every line; ``turn`` at each turn end (coalesced to at most
+one fsync per 200 ms, the rest done by a background flusher within 200 ms),
+every 200 ms while a long turn streams, and always before a tool with side
+effects runs; ``never`` leaves it to the OS. The lock is ``flock`` on the transcript itself, so
 the kernel drops it when the process dies and a killed run never blocks resume.
 
 Reader guarantees: a torn, glued, zero-filled, duplicated or foreign line is
@@ -17,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
@@ -38,7 +40,7 @@ from workhearth.sessions.codec import (
 )
 
 TURN_FSYNC_INTERVAL = 0.2
-_READ_CHUNK = 8 << 20
+_READ_CHUNK = 1 << 20
 
 Opener = Callable[[int, dict[str, Any]], dict[str, Any] | None]
 """Turns an encrypted envelope back into an event (``None`` when it fails)."""
@@ -237,6 +239,10 @@ class LogWriter:
         self._dirty = False
         self._last_sync = time.monotonic()
         self._bytes = size
+        self._sync_lock = threading.Lock()
+        self._wake = threading.Condition(self._sync_lock)
+        self._deferred = False
+        self._flusher: threading.Thread | None = None
 
     @property
     def size(self) -> int:
@@ -267,14 +273,47 @@ class LogWriter:
         return seq
 
     def _fsync(self) -> None:
-        os.fsync(self._fd)
-        self._dirty = False
+        with self._sync_lock:
+            self._fsync_locked()
+
+    def _fsync_locked(self) -> None:
+        if self._fd >= 0 and self._dirty:
+            self._dirty = False
+            os.fsync(self._fd)
         self._last_sync = time.monotonic()
 
     def turn_end(self) -> None:
-        """A turn finished: make it durable (policies ``always`` and ``turn``)."""
-        if self._dirty and self.policy != "never":
+        """A turn finished: make it durable (policies ``always`` and ``turn``).
+
+        Under ``turn`` fsyncs are coalesced to at most one per 200 ms: a turn that
+        ends sooner is synced by a background flusher when the interval is up.
+        """
+        if not self._dirty or self.policy != "turn":
+            return
+        if time.monotonic() - self._last_sync >= TURN_FSYNC_INTERVAL:
             self._fsync()
+            return
+        with self._wake:
+            self._deferred = True
+            if self._flusher is None:
+                self._flusher = threading.Thread(
+                    target=self._flush_loop, daemon=True, name="hearth-fsync"
+                )
+                self._flusher.start()
+            self._wake.notify()
+
+    def _flush_loop(self) -> None:
+        with self._wake:
+            while self._fd >= 0:
+                if not self._deferred:
+                    self._wake.wait()
+                    continue
+                delay = self._last_sync + TURN_FSYNC_INTERVAL - time.monotonic()
+                if delay > 0:
+                    self._wake.wait(delay)
+                    continue
+                self._deferred = False
+                self._fsync_locked()
 
     def before_side_effect(self) -> None:
         """A tool with side effects is about to run: its recorded call must be on disk first."""
@@ -284,14 +323,19 @@ class LogWriter:
     def close(self) -> None:
         if self._fd < 0:
             return
-        try:
-            if self._dirty and self.policy != "never":
-                os.fsync(self._fd)
-        finally:
-            with contextlib.suppress(OSError):
-                fcntl.flock(self._fd, fcntl.LOCK_UN)
-            os.close(self._fd)
-            self._fd = -1
+        with self._wake:
+            try:
+                if self.policy != "never":
+                    self._fsync_locked()
+            finally:
+                with contextlib.suppress(OSError):
+                    fcntl.flock(self._fd, fcntl.LOCK_UN)
+                os.close(self._fd)
+                self._fd = -1
+                self._wake.notify_all()
+        if self._flusher is not None:
+            self._flusher.join(timeout=1)
+            self._flusher = None
 
     def __enter__(self) -> LogWriter:
         return self

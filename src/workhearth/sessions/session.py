@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -13,8 +16,10 @@ import orjson
 from workhearth.config import Config
 from workhearth.errors import CorruptDataError, UsageError
 from workhearth.fsutil import atomic_write, make_private_dir
+from workhearth.models.adapters import to_anthropic, to_openai
 from workhearth.models.messages import Message
 from workhearth.sessions.log import LogWriter, ScanResult, read_meta, scan
+from workhearth.sessions.reconstruct import repair
 from workhearth.sessions.snapshot import load_snapshot, read_summary, write_snapshot
 from workhearth.sessions.state import SessionState
 
@@ -94,6 +99,10 @@ class Session:
     # ----------------------------------------------------------------- load
     def load(self, use_snapshot: bool = True, save_snapshot: bool = True) -> SessionState:
         """Fold the transcript into state: snapshot plus tail, or the whole log."""
+        with paused_gc():
+            return self._load(use_snapshot, save_snapshot)
+
+    def _load(self, use_snapshot: bool, save_snapshot: bool) -> SessionState:
         if self._state is not None and self._writer is not None:
             return self._state
         cipher = self.cipher  # raises a clear error on a wrong key before any parsing
@@ -246,21 +255,18 @@ class Session:
     # ---------------------------------------------------------------- resume
     def resume(self, format: Format = "anthropic") -> Resumed:
         """The conversation rebuilt for a provider, plus the restored business state."""
-        from workhearth.models.adapters import to_anthropic, to_openai
-        from workhearth.sessions.reconstruct import repair
-
         if format not in ("anthropic", "openai"):
             raise UsageError(f"unknown format {format!r}; use openai or anthropic")
-        state = self.load()
-        repaired = repair(state.messages)
-        business = state.business
-        system = business.get("system")
-        if format == "openai":
-            messages = to_openai(None, repaired.messages)
-        else:
-            messages = to_anthropic(None, repaired.messages)["messages"]
+        with paused_gc():
+            state = self.load()
+            repaired = repair(state.messages)
+            business = state.business
+            if format == "openai":
+                messages = to_openai(None, repaired.messages)
+            else:
+                messages = to_anthropic(None, repaired.messages)["messages"]
         return Resumed(
-            system=system,
+            system=business.get("system"),
             messages=messages,
             canonical=repaired.messages,
             interruption=repaired.interruption,
@@ -268,6 +274,22 @@ class Session:
             state=business,
             damage=self.damage,
         )
+
+
+@contextlib.contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic GC while building a big object graph that has no cycles.
+
+    Why: loading a large session creates a million fresh objects; the collector's
+    full passes over them cost more than the parsing and repair themselves.
+    """
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 @dataclass

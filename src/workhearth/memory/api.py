@@ -1,0 +1,272 @@
+"""``wh.memory``: one object over both faces of memory (DESIGN §4, §8).
+
+The awareness face (files, index, search, context) and the bank face (save,
+list, edit, delete with provenance) work on the same entries in the same files.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from workhearth.config import MemoryConfig
+from workhearth.errors import NotFoundError, UsageError
+from workhearth.memory.bank import (
+    LIST_LIMIT_MAX,
+    Entry,
+    Provenance,
+    decode_cursor,
+    encode_cursor,
+    validate,
+)
+from workhearth.memory.context import pick_chunks, render
+from workhearth.memory.entries import ID_RE
+from workhearth.memory.evict import evict
+from workhearth.memory.files import LAYERS, MEMORY_FILE, USER_FILE, Layer, daily_file
+from workhearth.memory.index import IndexReport
+from workhearth.memory.layer import LayerStore
+from workhearth.memory.search import DEFAULT_LIMIT, LIMIT_MAX, QUERY_MAX, Hit, Searcher
+from workhearth.paths import HearthPaths
+
+REFRESH_SECONDS = 2.0
+
+
+class Memory:
+    def __init__(
+        self, paths: HearthPaths, workspace: Path, config: MemoryConfig | None = None
+    ) -> None:
+        self.config = config or MemoryConfig()
+        self._folders: dict[Layer, Path] = {
+            "user": paths.user_awareness,
+            "project": paths.project_awareness(workspace),
+        }
+        self._stores: dict[Layer, LayerStore] = {}
+        self._fresh_until = 0.0
+
+    # ---------------------------------------------------------------- layers
+    def folder(self, layer: Layer = "project") -> Path:
+        """The Markdown folder of a layer ("user" | "project"): drop notes here."""
+        if layer not in self._folders:
+            raise UsageError(f"layer must be one of {', '.join(LAYERS)}, not {layer!r}")
+        return self._folders[layer]
+
+    def store(self, layer: Layer) -> LayerStore:
+        if layer not in self._stores:
+            self._stores[layer] = LayerStore(layer, self.folder(layer))
+        return self._stores[layer]
+
+    def _layers(self, layer: Layer | None) -> list[Layer]:
+        if layer is None:
+            return list(LAYERS)
+        self.folder(layer)
+        return [layer]
+
+    def close(self) -> None:
+        for store in self._stores.values():
+            store.close()
+
+    # ----------------------------------------------------------- awareness
+    def index(self, layer: Layer | None = None) -> IndexReport:
+        """Bring the index up to date with the Markdown (only changed files are read)."""
+        total = IndexReport(0, 0, 0, 0)
+        for name in self._layers(layer):
+            if not self.folder(name).is_dir():
+                continue
+            r = self.store(name).update_index()
+            total.files_seen += r.files_seen
+            total.files_changed += r.files_changed
+            total.chunks += r.chunks
+            total.files_removed += r.files_removed
+        self._fresh_until = time.monotonic() + REFRESH_SECONDS
+        return total
+
+    def _refresh(self) -> None:
+        if time.monotonic() >= self._fresh_until:
+            self.index()
+
+    def search(
+        self, query: str, limit: int = DEFAULT_LIMIT, layer: Layer | None = None
+    ) -> list[Hit]:
+        """Find memory by words (Chinese included); best hits first, scores relative to the best."""
+        if len(query) > QUERY_MAX:
+            raise UsageError(
+                f"query is too long ({len(query)} characters; the limit is {QUERY_MAX})"
+            )
+        if not 1 <= limit <= LIMIT_MAX:
+            raise UsageError(f"search limit must be between 1 and {LIMIT_MAX}")
+        self._refresh()
+        hits: list[Hit] = []
+        for name in self._layers(layer):
+            if not self.folder(name).is_dir():
+                continue
+            store = self.store(name)
+            for hit in Searcher(store.index.db).search(query, limit, layer=name):
+                if hit.entry_id:
+                    hit.level = (store.meta.get(hit.entry_id) or {}).get("level", "normal")
+                hits.append(hit)
+        if not hits:
+            return []
+        best = max(h.score for h in hits)
+        for h in hits:
+            h.score = round(h.score / best, 4)
+        hits.sort(key=lambda h: -h.score)
+        return [h for h in hits if h.score >= 0.1][:limit]
+
+    def context(self, topic: str | None = None, budget: int | None = None) -> str:
+        """What would be injected at session start, within each layer's token budget."""
+        if budget is not None and budget <= 0:
+            raise UsageError("budget must be a positive number of tokens")
+        self._refresh()
+        budgets = {"user": self.config.user_budget, "project": self.config.project_budget}
+        picks = {}
+        for name in LAYERS:
+            if self.folder(name).is_dir():
+                picks[name] = pick_chunks(self.store(name), topic, budget or budgets[name])
+        return render(picks)
+
+    # ---------------------------------------------------------------- bank
+    def save(
+        self,
+        content: str,
+        level: str = "normal",
+        tags: list[str] | None = None,
+        contexts: list[Provenance | dict[str, Any]] | None = None,
+        *,
+        layer: Layer = "project",
+        file: str | None = None,
+        source: str = "user",
+        redact: bool = False,
+        pending: bool = False,
+    ) -> Entry:
+        """Save a confirmed sentence as an entry (``pending`` when nobody could confirm it yet)."""
+        content, tags, provenance = validate(content, level, tags or [], contexts or [], redact)
+        rel = file or (USER_FILE if layer == "user" else MEMORY_FILE)
+        if not rel.endswith(".md") or rel.startswith(("/", ".")) or ".." in Path(rel).parts:
+            raise UsageError(f"memory file must be a visible .md path inside the layer: {rel!r}")
+        now = time.time()
+        meta = {
+            "level": level,
+            "tags": tags,
+            "source": source,
+            "provenance": provenance,
+            "created": now,
+            "updated": now,
+            "pending": pending,
+        }
+        store = self.store(layer)
+        entry_id, _line = store.add_entry(rel, content, meta)
+        capacity = self.config.user_capacity if layer == "user" else self.config.project_capacity
+        evict(store, capacity)
+        return self.get(entry_id)
+
+    def log_daily(self, text: str, day: str | None = None, **kwargs: Any) -> Entry:
+        """Append a short-term note to today's daily log of the project layer."""
+        day = day or time.strftime("%Y-%m-%d")
+        return self.save(text, file=daily_file(day), source=kwargs.pop("source", "daily"), **kwargs)
+
+    def _find(self, entry_id: str) -> tuple[LayerStore, tuple[str, int, int, str]]:
+        if not ID_RE.search(" ^" + entry_id):
+            raise NotFoundError(f"no memory entry {entry_id!r}")
+        for name in LAYERS:
+            if not self.folder(name).is_dir():
+                continue
+            store = self.store(name)
+            where = store.locate(entry_id)
+            if where is not None:
+                return store, where
+        raise NotFoundError(f"no memory entry {entry_id!r}")
+
+    def _entry(self, store: LayerStore, entry_id: str, where: tuple[str, int, int, str]) -> Entry:
+        meta = store.meta.get(entry_id) or {}
+        return Entry(
+            id=entry_id,
+            content=where[3],
+            level=meta.get("level", "normal"),
+            tags=list(meta.get("tags", [])),
+            layer=store.layer,
+            path=where[0],
+            line=where[1] + 1,
+            created=float(meta.get("created", 0.0)),
+            updated=float(meta.get("updated", 0.0)),
+            source=str(meta.get("source", "user")),
+            provenance=list(meta.get("provenance", [])),
+            pending=bool(meta.get("pending", False)),
+        )
+
+    def get(self, entry_id: str) -> Entry:
+        store, where = self._find(entry_id)
+        return self._entry(store, entry_id, where)
+
+    def edit(self, entry_id: str, content: str, redact: bool = False) -> Entry:
+        store, _ = self._find(entry_id)
+        meta = store.meta.get(entry_id) or {}
+        content, _, _ = validate(content, meta.get("level", "normal"), [], [], redact)
+        store.edit_entry(entry_id, content)
+        return self.get(entry_id)
+
+    def confirm(self, entry_id: str) -> Entry:
+        """Confirm a pending entry (saved in quest mode while nobody could be asked)."""
+        store, _ = self._find(entry_id)
+        with store.locked():
+            meta = store.meta.get(entry_id) or {}
+            meta["pending"] = False
+            store.meta.put(entry_id, meta)
+            store.meta.save()
+        return self.get(entry_id)
+
+    def delete(self, entry_id: str) -> None:
+        """Remove an entry from the Markdown; a copy goes to ``.memory_evicted.log``."""
+        store, _ = self._find(entry_id)
+        store.remove_entries([entry_id], reason="deleted")
+
+    def list(
+        self, limit: int = 20, cursor: str | None = None, layer: Layer | None = None
+    ) -> tuple[list[Entry], str | None]:
+        """Entries newest first; pass the returned cursor to get the next page."""
+        if not 1 <= limit <= LIST_LIMIT_MAX:
+            raise UsageError(f"list limit must be between 1 and {LIST_LIMIT_MAX}")
+        after = decode_cursor(cursor) if cursor else None
+        self.index(layer)
+        rows: list[tuple[float, str, LayerStore, str, int]] = []
+        for name in self._layers(layer):
+            if not self.folder(name).is_dir():
+                continue
+            store = self.store(name)
+            for entry_id, path, line in store.index.db.execute(
+                "SELECT entry_id, path, min(line_start) FROM chunks WHERE entry_id IS NOT NULL GROUP BY entry_id"
+            ):
+                created = float((store.meta.get(entry_id) or {}).get("created", 0.0))
+                rows.append((created, entry_id, store, path, line))
+        rows.sort(key=lambda r: (-r[0], r[1]))
+        if after is not None:
+            rows = [r for r in rows if (-r[0], r[1]) > (-after[0], after[1])]
+        page = rows[:limit]
+        entries = []
+        for _created, entry_id, store, _path, _line in page:
+            where = store.locate(entry_id)
+            if where is not None:
+                entries.append(self._entry(store, entry_id, where))
+        next_cursor = encode_cursor(page[-1][0], page[-1][1]) if len(rows) > limit else None
+        return entries, next_cursor
+
+    def status(self) -> dict[str, Any]:
+        self.index()
+        out: dict[str, Any] = {}
+        for name in LAYERS:
+            folder = self.folder(name)
+            info: dict[str, Any] = {"folder": str(folder), "exists": folder.is_dir()}
+            if folder.is_dir():
+                store = self.store(name)
+                db = store.index.db
+                info["files"] = db.execute("SELECT count(*) FROM files").fetchone()[0]
+                info["chunks"] = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+                info["entries"] = len(store.meta.entries)
+                info["tokens"] = store.total_tokens()
+                info["capacity"] = (
+                    self.config.user_capacity if name == "user" else self.config.project_capacity
+                )
+                info["meta_damage"] = store.meta.damage
+            out[name] = info
+        out["maintenance"] = self.config.maintenance
+        return out

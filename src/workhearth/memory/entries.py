@@ -1,0 +1,70 @@
+"""Entries hearth writes into Markdown: one list item each, ending in a visible id.
+
+An entry looks like ``- The user prefers tabs. ^m-7k2q9x4d`` (the Obsidian
+block-id form, readable in any editor). Continuation lines are indented by two
+spaces; the id ends the entry's last line. Lines a user wrote by hand carry no
+id and are found by path and line instead; hearth never rewrites them.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+
+ID_ALPHABET = "23456789abcdefghjkmnpqrstuvwxyz"
+ID_RE = re.compile(r"\s\^(m-[0-9a-z]{8})\s*$")
+_ITEM_START = re.compile(r"^- ")
+
+
+def new_entry_id() -> str:
+    return "m-" + "".join(secrets.choice(ID_ALPHABET) for _ in range(8))
+
+
+def format_entry(content: str, entry_id: str) -> list[str]:
+    """Lines of a list item holding ``content`` and ending with the id."""
+    lines = content.strip().splitlines() or [""]
+    out = ["- " + lines[0].rstrip()]
+    out += ["  " + line.rstrip() if line.strip() else "" for line in lines[1:]]
+    out[-1] = f"{out[-1]} ^{entry_id}"
+    return out
+
+
+@dataclass
+class EntrySpan:
+    """Where an entry sits in a file: lines [start, end) (0-based), and its content."""
+
+    entry_id: str
+    start: int
+    end: int
+    content: str
+
+
+def find_entries(lines: list[str]) -> dict[str, EntrySpan]:
+    """Every id-carrying list item in ``lines`` (a file's lines without newlines)."""
+    found: dict[str, EntrySpan] = {}
+    start: int | None = None
+    for i, line in enumerate(lines):
+        if _ITEM_START.match(line):
+            start = i
+        elif not (line.startswith("  ") and line.strip()):
+            start = None  # only indented, non-blank lines continue an item
+        m = ID_RE.search(line)
+        if m and start is not None:
+            body = [lines[start][2:]] + [
+                x[2:] if x.startswith("  ") else x for x in lines[start + 1 : i + 1]
+            ]
+            body[-1] = ID_RE.sub("", body[-1])
+            found[m.group(1)] = EntrySpan(m.group(1), start, i + 1, "\n".join(body).strip())
+            start = None
+    return found
+
+
+def strip_ids(text: str) -> str:
+    """Text without the trailing id markers (for display and token counts)."""
+    return "\n".join(ID_RE.sub("", line) for line in text.splitlines())
+
+
+def entry_id_of(line: str) -> str | None:
+    m = ID_RE.search(line)
+    return m.group(1) if m else None

@@ -1,0 +1,52 @@
+"""The Markdown side of memory: layer folders and the files in them.
+
+Every ``*.md`` file under a layer's folder is memory, subfolders included;
+anything hidden (a name starting with ``.``, at any depth) is not.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Literal
+
+Layer = Literal["user", "project"]
+LAYERS: tuple[Layer, ...] = ("user", "project")
+USER_FILE = "USER.md"
+MEMORY_FILE = "MEMORY.md"
+DAILY_DIR = "daily"
+INDEX_FILE = ".index.sqlite"
+META_FILE = "memory_meta.json"
+HASH_STATE_FILE = "hash-state.json"
+EVICTED_LOG = ".memory_evicted.log"
+REFLECTION_BACKUPS = ".reflection-bak"
+
+
+def markdown_files(folder: Path) -> Iterator[tuple[str, os.stat_result]]:
+    """Yield (path relative to ``folder`` with ``/``, stat) for every visible ``.md`` file."""
+    if not folder.is_dir():
+        return
+    stack = [folder]
+    while stack:
+        current = stack.pop()
+        try:
+            entries = list(os.scandir(current))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))
+            elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=True):
+                try:
+                    st = entry.stat()
+                except OSError:
+                    continue
+                yield Path(entry.path).relative_to(folder).as_posix(), st
+
+
+def daily_file(day: str) -> str:
+    """The relative path of the daily log for ``YYYY-MM-DD``."""
+    return f"{DAILY_DIR}/{day}.md"
