@@ -64,7 +64,8 @@ class SessionStore:
         self.workspace = str(Path(workspace).absolute())
 
     # --------------------------------------------------------------- create
-    def _sessions_dir(self, workspace: str) -> Path:
+    def sessions_dir(self, workspace: str) -> Path:
+        """A workspace's sessions folder, created (0700, with workspace.json) on first use."""
         project = self.paths.project(workspace)
         folder = project / "sessions"
         if not folder.is_dir():
@@ -89,8 +90,8 @@ class SessionStore:
         sid = session_id or new_session_id()
         if not _ID.match(sid):
             raise UsageError(f"bad session id {sid!r}")
-        folder = self._sessions_dir(ws) / sid
-        if self._find(sid) is not None:
+        folder = self.sessions_dir(ws) / sid
+        if self.find_folder(sid) is not None:
             raise UsageError(f"session {sid} already exists")
         make_private_dir(folder)
         encrypt = self.config.encryption.enabled if encrypt is None else encrypt
@@ -118,7 +119,8 @@ class SessionStore:
         return session
 
     # ---------------------------------------------------------------- find
-    def _find(self, session_id: str) -> Path | None:
+    def find_folder(self, session_id: str) -> Path | None:
+        """The folder of the session with exactly this id, in any workspace."""
         if not _ID.match(session_id):
             return None
         for pattern in (f"*/sessions/{session_id}", f"*/*/sessions/{session_id}"):
@@ -131,7 +133,7 @@ class SessionStore:
         """Find a session by id (or a unique id prefix) from any workspace."""
         if not session_id or not _ID.match(session_id):
             raise NotFoundError(f"no session {session_id!r}")
-        folder = self._find(session_id)
+        folder = self.find_folder(session_id)
         if folder is None:
             matches = [f for f in self._all_folders() if f.name.startswith(session_id)]
             if len(matches) > 1:

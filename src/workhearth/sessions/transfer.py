@@ -136,7 +136,7 @@ def import_bundle(store: SessionStore, path: Path, workspace: str | None = None)
         meta = decode_line(first) if line_ok(first) else None
         if not meta or meta.get("type") != "meta" or meta.get("sid") != sid:
             raise ImportFormatError(f"{path}: the bundled transcript has no valid meta line")
-        if store._find(sid) is not None:
+        if store.find_folder(sid) is not None:
             raise UsageError(f"session {sid} already exists here; delete it first to re-import")
         ws = str(Path(workspace).absolute()) if workspace else str(meta.get("workspace"))
         if ws != meta.get("workspace"):
@@ -145,7 +145,7 @@ def import_bundle(store: SessionStore, path: Path, workspace: str | None = None)
         outputs = [
             n for n in zf.namelist() if n.startswith(f"{TOOL_OUTPUTS}/") and not n.endswith("/")
         ]
-        folder = store._sessions_dir(ws) / sid
+        folder = store.sessions_dir(ws) / sid
         make_private_dir(folder)
         # Why: only the meta line changes (workspace remap); every other line, encrypted
         # or not, is kept byte-for-byte so its checksum and AEAD tag stay valid.
@@ -186,14 +186,12 @@ def _write_imported(
         extra["parent_session"] = parent
         extra["agent_id"] = imported.agent_id
     session = store.create(model=imported.model, workspace=workspace, extra_meta=extra)
+    messages: list[Message] = imported.messages
     with session:
-        writer_title = imported.title
-        messages: list[Message] = imported.messages
         for msg in messages:
             session.append_message(msg)
-        if writer_title:
-            session.append("title", {"title": writer_title})
-        session.turn_end()
+        if imported.title:
+            session.append("title", {"title": imported.title})
     sidechains = [
         _write_imported(store, side, workspace, fmt, source, parent=session.id)
         for side in imported.sidechains
