@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,23 @@ class ImportedSession:
     agent_id: str | None = None
     skipped_lines: int = 0  # lines that were not JSON and were skipped
     warnings: list[str] = field(default_factory=list)
+
+
+def first_text(records: Iterable[dict[str, Any]], key: str) -> str | None:
+    """The first non-empty string under ``key`` among ``records``."""
+    for rec in records:
+        value = rec.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def last_model(messages: list[Message]) -> str | None:
+    """The model that wrote the newest assistant message, if recorded."""
+    for msg in reversed(messages):
+        if msg.get("model"):
+            return msg["model"]
+    return None
 
 
 def read_json_lines(path: Path) -> tuple[list[Any], int]:

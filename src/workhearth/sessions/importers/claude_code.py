@@ -28,7 +28,12 @@ import orjson
 
 from workhearth.errors import ImportFormatError
 from workhearth.models.messages import Block, Message
-from workhearth.sessions.importers import ImportedSession, read_json_lines
+from workhearth.sessions.importers import (
+    ImportedSession,
+    first_text,
+    last_model,
+    read_json_lines,
+)
 
 Record = dict[str, Any]
 
@@ -77,7 +82,7 @@ def load_claude_code(path: Path) -> ImportedSession:
         sidechains[key] = sub
     session.sidechains = sorted(sidechains.values(), key=lambda s: s.created or "")
     if session.agent_id is None and main and main[0].get("isSidechain"):
-        session.agent_id = _first(main, "agentId")
+        session.agent_id = first_text(main, "agentId")
     return session
 
 
@@ -89,11 +94,11 @@ def _build_session(records: list[Record], all_records: list[Record]) -> Imported
     chain, broken = _walk_chain(records)
     messages = _messages(chain, records)
     session = ImportedSession(
-        source_id=_first(records, "sessionId"),
-        workspace=_first(records, "cwd"),
+        source_id=first_text(records, "sessionId"),
+        workspace=first_text(records, "cwd"),
         title=_title(all_records, chain),
-        created=_first(records, "timestamp"),
-        model=_last_model(messages),
+        created=first_text(records, "timestamp"),
+        model=last_model(messages),
         messages=messages,
         sidechains=[],
     )
@@ -361,21 +366,6 @@ def _result_content(content: Any) -> str | list[dict[str, Any]]:
 # --- metadata ------------------------------------------------------------------------
 
 
-def _first(records: Iterable[Record], key: str) -> str | None:
-    for rec in records:
-        value = rec.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
-def _last_model(messages: list[Message]) -> str | None:
-    for msg in reversed(messages):
-        if msg.get("model"):
-            return msg["model"]
-    return None
-
-
 def _title(records: list[Record], chain: list[Record]) -> str | None:
     """A user-set title (``custom-title``) or Claude Code's summary of this chain."""
     custom = [r["customTitle"] for r in records if isinstance(r.get("customTitle"), str)]
@@ -396,7 +386,7 @@ def _title(records: list[Record], chain: list[Record]) -> str | None:
 
 def _sidechain(records: list[Record], agent_id: str, titles: dict[str, str]) -> ImportedSession:
     session = _build_session(records, records)
-    session.agent_id = _first(records, "agentId") or agent_id
+    session.agent_id = first_text(records, "agentId") or agent_id
     session.title = session.title or titles.get(session.agent_id)
     return session
 
@@ -466,7 +456,7 @@ def _subagent_files(path: Path, titles: dict[str, str]) -> dict[str, ImportedSes
         records = [v for v in values if isinstance(v, dict)]
         if not records:
             continue
-        key = _first(records, "agentId") or file.stem.removeprefix("agent-")
+        key = first_text(records, "agentId") or file.stem.removeprefix("agent-")
         sub = _sidechain(records, key, titles)
         sub.skipped_lines = bad
         found[key] = sub

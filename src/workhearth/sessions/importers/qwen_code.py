@@ -29,7 +29,12 @@ import orjson
 
 from workhearth.errors import ImportFormatError
 from workhearth.models.messages import Block, Message
-from workhearth.sessions.importers import ImportedSession, read_json_lines
+from workhearth.sessions.importers import (
+    ImportedSession,
+    first_text,
+    last_model,
+    read_json_lines,
+)
 
 Record = dict[str, Any]
 
@@ -136,11 +141,11 @@ def _chat_session(records: list[Record]) -> ImportedSession:
         and isinstance(r["systemPayload"].get("customTitle"), str)
     ]
     return ImportedSession(
-        source_id=_first(records, "sessionId"),
-        workspace=_first(records, "cwd"),
+        source_id=first_text(records, "sessionId"),
+        workspace=first_text(records, "cwd"),
         title=titles[-1] if titles else None,
-        created=_first(records, "timestamp"),
-        model=_last_model(messages),
+        created=first_text(records, "timestamp"),
+        model=last_model(messages),
         messages=messages,
         sidechains=[],
     )
@@ -373,7 +378,7 @@ def _from_gemini_conversation(meta: dict[str, Any], records: Iterable[Any]) -> I
         workspace=directories[0] if isinstance(directories, list) and directories else None,
         title=meta.get("summary") if isinstance(meta.get("summary"), str) else None,
         created=meta.get("startTime") if isinstance(meta.get("startTime"), str) else None,
-        model=_last_model(messages),
+        model=last_model(messages),
         messages=messages,
         sidechains=[],
     )
@@ -453,18 +458,3 @@ def _with_id(message: Message, mid: Any) -> Message:
     if isinstance(mid, str) and mid:
         message["id"] = mid
     return message
-
-
-def _first(records: Iterable[Record], key: str) -> str | None:
-    for rec in records:
-        value = rec.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
-
-def _last_model(messages: list[Message]) -> str | None:
-    for msg in reversed(messages):
-        if msg.get("model"):
-            return msg["model"]
-    return None
