@@ -65,11 +65,11 @@ def test_no_module_imports_a_higher_layer() -> None:
 
 
 def test_library_code_does_not_read_the_environment() -> None:
-    allowed = {"config.py", "cli/context.py", "cli/doctor.py"}
     offenders = []
     for path in SRC.rglob("*.py"):
         rel = str(path.relative_to(SRC))
-        if rel in allowed:
+        # Why: the CLI is the process edge; it reads the environment and passes it down.
+        if rel == "config.py" or rel.startswith("cli/"):
             continue
         text = path.read_text(encoding="utf-8")
         if "os.environ" in text or "os.getenv" in text:

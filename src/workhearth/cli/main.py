@@ -11,6 +11,7 @@ from workhearth.cli import doctor as doctor_cmd
 from workhearth.cli import memory as memory_cmd
 from workhearth.cli import resume as resume_cmd
 from workhearth.cli import sessions as sessions_cmd
+from workhearth.cli import shell as shell_cmd
 from workhearth.cli import trash as trash_cmd
 
 app = typer.Typer(
@@ -22,6 +23,7 @@ app = typer.Typer(
 )
 app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(memory_cmd.app, name="memory")
+app.add_typer(shell_cmd.app, name="shell")
 app.add_typer(trash_cmd.app, name="trash")
 app.command("resume")(resume_cmd.resume)
 app.command("doctor")(doctor_cmd.doctor)
