@@ -47,6 +47,59 @@ class MemoryConfig:
     maintenance: Literal["auto", "manual"] = "auto"
 
 
+ProviderName = Literal["openai", "anthropic"]
+Tier = Literal["light", "strong"]
+PROVIDERS: tuple[ProviderName, ...] = ("openai", "anthropic")
+TIERS: tuple[Tier, ...] = ("light", "strong")
+DEFAULT_BASE_URLS: Mapping[str, str] = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+}
+DEFAULT_KEY_ENVS: Mapping[str, str] = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+_BASE_URL_ENVS: Mapping[str, str] = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
+
+
+@dataclass(frozen=True)
+class ModelSettings:
+    """One model, resolved: a ``[models.NAME]`` table or an ``openai:NAME`` spec.
+
+    ``api_key`` was read from the variable named by ``api_key_env`` when the
+    config was loaded; provider code never reads the environment. Prices are in
+    currency units per million tokens.
+    """
+
+    name: str
+    provider: ProviderName
+    model: str
+    base_url: str
+    api_key_env: str
+    api_key: str | None = field(default=None, repr=False)
+    tier: Tier = "strong"
+    context_window: int | None = None
+    max_tokens: int | None = None
+    thinking_budget: int | None = None
+    price_in: float | None = None
+    price_out: float | None = None
+
+
+@dataclass(frozen=True)
+class ModelsConfig:
+    """``[models]``: named models in file order, the default, and call settings.
+
+    ``providers`` holds the settings an ad-hoc ``openai:NAME`` / ``anthropic:NAME``
+    spec uses: base URL and key from ``OPENAI_*`` / ``ANTHROPIC_*``.
+    ``context_windows`` maps a model-family prefix (``"qwen-max"``) to its window
+    and overrides the built-in table.
+    """
+
+    entries: Mapping[str, ModelSettings] = field(default_factory=dict)
+    default: str | None = None
+    providers: Mapping[str, ModelSettings] = field(default_factory=dict)
+    context_windows: Mapping[str, int] = field(default_factory=dict)
+    timeout: float = 120.0
+    max_retries: int = 4
+
+
 @dataclass(frozen=True)
 class Config:
     home: Path
@@ -54,6 +107,7 @@ class Config:
     encryption: EncryptionConfig = EncryptionConfig()
     default_model: str | None = None
     memory: MemoryConfig = MemoryConfig()
+    models: ModelsConfig = ModelsConfig()
     raw: Mapping[str, object] = field(default_factory=dict, repr=False)
 
     @property
@@ -93,6 +147,118 @@ def _positive(section: Mapping[str, object], key: str, default: int, path: Path)
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise ConfigError(f"{path}: [memory] {key} must be a positive integer")
     return value
+
+
+_MODEL_KEYS = frozenset(
+    {
+        "provider",
+        "model",
+        "base_url",
+        "api_key_env",
+        "tier",
+        "context_window",
+        "max_tokens",
+        "thinking_budget",
+        "price_in",
+        "price_out",
+    }
+)
+
+
+def _opt_int(table: Mapping[str, object], key: str, where: str) -> int | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise ConfigError(f"{where} {key} must be a positive integer")
+    return value
+
+
+def _opt_price(table: Mapping[str, object], key: str, where: str) -> float | None:
+    value = table.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
+        raise ConfigError(f"{where} {key} must be a number of at least 0")
+    return float(value)
+
+
+def _provider_settings(provider: ProviderName, env: Mapping[str, str]) -> ModelSettings:
+    key_env = DEFAULT_KEY_ENVS[provider]
+    return ModelSettings(
+        name=provider,
+        provider=provider,
+        model="",
+        base_url=env.get(_BASE_URL_ENVS[provider]) or DEFAULT_BASE_URLS[provider],
+        api_key_env=key_env,
+        api_key=env.get(key_env) or None,
+    )
+
+
+def _model_settings(
+    name: str, table: Mapping[str, object], env: Mapping[str, str], path: Path
+) -> ModelSettings:
+    where = f"{path}: [models.{name}]"
+    unknown = sorted(set(table) - _MODEL_KEYS)
+    if unknown:
+        raise ConfigError(f"{where} has unknown keys: {', '.join(unknown)}")
+    provider = table.get("provider")
+    if provider not in PROVIDERS:
+        raise ConfigError(f'{where} provider must be "openai" or "anthropic", not {provider!r}')
+    tier = table.get("tier", "strong")
+    if tier not in TIERS:
+        raise ConfigError(f'{where} tier must be "light" or "strong", not {tier!r}')
+    for key in ("model", "base_url", "api_key_env"):
+        if key in table and (not isinstance(table[key], str) or not table[key]):
+            raise ConfigError(f"{where} {key} must be a non-empty string")
+    base = _provider_settings(provider, env)  # type: ignore[arg-type]
+    key_env = str(table.get("api_key_env") or base.api_key_env)
+    return ModelSettings(
+        name=name,
+        provider=provider,  # type: ignore[arg-type]
+        model=str(table.get("model") or name),
+        base_url=str(table.get("base_url") or base.base_url),
+        api_key_env=key_env,
+        api_key=env.get(key_env) or None,
+        tier=tier,  # type: ignore[arg-type]
+        context_window=_opt_int(table, "context_window", where),
+        max_tokens=_opt_int(table, "max_tokens", where),
+        thinking_budget=_opt_int(table, "thinking_budget", where),
+        price_in=_opt_price(table, "price_in", where),
+        price_out=_opt_price(table, "price_out", where),
+    )
+
+
+def _models_config(
+    section: Mapping[str, object], default: str | None, env: Mapping[str, str], path: Path
+) -> ModelsConfig:
+    """Parse ``[models]``: sub-tables are models, except the reserved ``context_windows``."""
+    entries: dict[str, ModelSettings] = {}
+    windows: dict[str, int] = {}
+    for name, value in section.items():
+        if name == "context_windows":
+            if not isinstance(value, Mapping):
+                raise ConfigError(f"{path}: [models.context_windows] must be a table")
+            for family, window in value.items():
+                windows[str(family).lower()] = _opt_int(  # type: ignore[assignment]
+                    {"window": window}, "window", f"{path}: [models.context_windows] {family}:"
+                )
+        elif isinstance(value, Mapping):
+            entries[name] = _model_settings(name, value, env, path)
+    timeout = section.get("timeout", ModelsConfig.timeout)
+    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
+        raise ConfigError(f"{path}: [models] timeout must be a positive number of seconds")
+    retries = section.get("max_retries", ModelsConfig.max_retries)
+    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+        raise ConfigError(f"{path}: [models] max_retries must be an integer of at least 0")
+    return ModelsConfig(
+        entries=entries,
+        default=default,
+        providers={p: _provider_settings(p, env) for p in PROVIDERS},
+        context_windows=windows,
+        timeout=float(timeout),
+        max_retries=retries,
+    )
 
 
 def load_config(env: Mapping[str, str] | None = None, home: Path | None = None) -> Config:
@@ -135,5 +301,6 @@ def load_config(env: Mapping[str, str] | None = None, home: Path | None = None) 
         fsync=fsync,  # type: ignore[arg-type]
         encryption=encryption,
         default_model=str(default_model) if default_model else None,
+        models=_models_config(models, str(default_model) if default_model else None, env, cfg_path),
         raw=raw,
     )

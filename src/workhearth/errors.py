@@ -49,3 +49,16 @@ class EncryptionKeyError(HearthError):
 
 class ImportFormatError(HearthError):
     """A file given to import is not in the format it claims to be."""
+
+
+class ModelError(HearthError):
+    """A model provider refused or failed a call (bad key, unknown model, retries spent).
+
+    ``context`` carries ``kind`` (``auth``, ``not_found``, ``bad_request``,
+    ``rate_limit``, ``server``, ``connection``, ``timeout``, ``stream_cut``,
+    ``provider``), the HTTP ``status`` when there was one, and the ``model``.
+    """
+
+    @property
+    def kind(self) -> str:
+        return str(self.context.get("kind", "provider"))

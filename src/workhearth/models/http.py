@@ -1,0 +1,220 @@
+"""HTTP plumbing the providers share: options, error mapping, retries with backoff.
+
+A call is retried (exponential backoff with jitter, ``retry-after`` honoured) on
+429, 408, 409, 5xx, connection errors, timeouts and streams that drop — but only
+while nothing has been handed to the caller yet: once a text delta is out, a
+cut stream is an error, never a silent restart that would repeat the text.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import random
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TypeVar
+
+import httpx
+
+from workhearth.config import ModelsConfig, ModelSettings
+from workhearth.errors import ModelError
+
+T = TypeVar("T")
+
+_RETRY_STATUSES = frozenset({408, 409, 429})
+# Why: several OpenAI-compatible servers answer an unknown model with 400, not 404.
+_UNKNOWN_MODEL = re.compile(
+    r"model\b.*\b(not found|not exist|does not exist|unknown|not supported)"
+    r"|unknown model|invalid model|no such model|model_not_found",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    """``timeout`` is the longest wait for the next bytes of a reply (not its total time)."""
+
+    timeout: float = 120.0
+    connect_timeout: float = 10.0
+    max_retries: int = 4
+    backoff_base: float = 0.5
+    backoff_max: float = 30.0
+    retry_after_max: float = 60.0
+
+    @classmethod
+    def from_config(cls, models: ModelsConfig) -> HttpOptions:
+        return cls(timeout=models.timeout, max_retries=models.max_retries)
+
+    def httpx_timeout(self) -> httpx.Timeout:
+        return httpx.Timeout(self.timeout, connect=min(self.connect_timeout, self.timeout))
+
+
+class RetryableError(Exception):
+    """A failure worth another attempt; becomes a :class:`ModelError` when retries run out."""
+
+    def __init__(
+        self, kind: str, reason: str, *, status: int | None = None, retry_after: float | None = None
+    ) -> None:
+        super().__init__(reason)
+        self.kind = kind
+        self.reason = reason
+        self.status = status
+        self.retry_after = retry_after
+
+
+def new_client(options: HttpOptions) -> httpx.Client:
+    return httpx.Client(timeout=options.httpx_timeout(), follow_redirects=True)
+
+
+def provider_message(body: bytes) -> str:
+    """The provider's own error text from a JSON error body, on one short line."""
+    text = body.decode("utf-8", "replace")
+    try:
+        parsed = json.loads(text)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        error = parsed.get("error", parsed)
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            text = error["message"]
+        elif isinstance(error, str):
+            text = error
+    text = " ".join(text.split())
+    return text[:200] + ("…" if len(text) > 200 else "")
+
+
+def retry_after_seconds(headers: httpx.Headers) -> float | None:
+    """Seconds the server asked us to wait (``retry-after-ms``, ``retry-after`` secs or date)."""
+    millis = headers.get("retry-after-ms")
+    if millis:
+        try:
+            return max(0.0, float(millis) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def raise_for_status(response: httpx.Response, settings: ModelSettings) -> None:
+    """Raise the right error for a non-2xx response (reads its body first)."""
+    status = response.status_code
+    if status < 300:
+        return
+    detail = provider_message(response.read())
+    label = settings.name
+    if status in _RETRY_STATUSES or status >= 500:
+        kind = "rate_limit" if status == 429 else "server"
+        raise RetryableError(
+            kind,
+            f"HTTP {status}: {detail}" if detail else f"HTTP {status}",
+            status=status,
+            retry_after=retry_after_seconds(response.headers),
+        )
+    if status in (401, 403):
+        hint = (
+            f"check {settings.api_key_env}"
+            if settings.api_key
+            else f"{settings.api_key_env} is not set"
+        )
+        raise ModelError(
+            f"{label}: the provider refused the credentials (HTTP {status}); {hint}",
+            kind="auth",
+            status=status,
+            model=label,
+        )
+    if status == 404 or _UNKNOWN_MODEL.search(detail):
+        raise ModelError(
+            f"{label}: model {settings.model!r} not found at {settings.base_url} "
+            f"(HTTP {status}{': ' + detail if detail else ''}); check the model name and base_url",
+            kind="not_found",
+            status=status,
+            model=label,
+        )
+    raise ModelError(
+        f"{label}: the provider rejected the request (HTTP {status}){': ' + detail if detail else ''}",
+        kind="bad_request",
+        status=status,
+        model=label,
+    )
+
+
+def backoff_delay(
+    attempt: int, options: HttpOptions, retry_after: float | None, rng: random.Random
+) -> float:
+    """Seconds to wait before retry number ``attempt + 1``."""
+    if retry_after is not None and retry_after <= options.retry_after_max:
+        return retry_after
+    ceiling = min(options.backoff_max, options.backoff_base * 2**attempt)
+    # Why: "equal jitter" keeps at least half the backoff while spreading clients apart.
+    return ceiling / 2 + rng.uniform(0, ceiling / 2)
+
+
+_rng = random.Random()
+
+
+def with_retries(
+    attempt: Callable[[], Iterator[T]],
+    options: HttpOptions,
+    settings: ModelSettings,
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Iterator[T]:
+    """Run ``attempt`` (one HTTP call, as an iterator) until it succeeds or retries run out.
+
+    An attempt that fails before yielding anything is retried when the failure is
+    transient; once something was yielded, a failure raises :class:`ModelError`.
+    """
+    label = settings.name
+    tries = 0
+    while True:
+        yielded = False
+        try:
+            for item in attempt():
+                yielded = True
+                yield item
+            return
+        except RetryableError as exc:
+            failure = exc
+        except httpx.TimeoutException as exc:
+            failure = RetryableError(
+                "timeout", f"no answer within {options.timeout:g}s ({type(exc).__name__})"
+            )
+        except (httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+            raise ModelError(
+                f"{label}: bad base_url {settings.base_url!r} ({exc})",
+                kind="bad_request",
+                model=label,
+            ) from None
+        except httpx.TransportError as exc:
+            kind = "stream_cut" if isinstance(exc, httpx.RemoteProtocolError) else "connection"
+            failure = RetryableError(kind, f"{type(exc).__name__}: {exc or 'connection failed'}")
+        if yielded:
+            raise ModelError(
+                f"{label}: the reply was cut off midway ({failure.reason})",
+                kind=failure.kind if failure.kind != "server" else "stream_cut",
+                status=failure.status,
+                model=label,
+            )
+        if tries >= options.max_retries:
+            attempts = f"{tries + 1} attempt{'s' if tries else ''}"
+            raise ModelError(
+                f"{label}: gave up after {attempts}: {failure.reason}",
+                kind=failure.kind,
+                status=failure.status,
+                model=label,
+            )
+        sleep(backoff_delay(tries, options, failure.retry_after, _rng))
+        tries += 1

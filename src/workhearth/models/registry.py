@@ -1,0 +1,181 @@
+"""From a name to a working model: resolve specs and config names, build providers.
+
+A model is named either by a ``[models.NAME]`` table in ``config.toml`` or by a
+spec ``openai:MODEL`` / ``anthropic:MODEL`` that uses ``OPENAI_BASE_URL`` /
+``OPENAI_API_KEY`` (or the ``ANTHROPIC_`` pair). With no name, ``HEARTH_MODEL``
+or ``[models] default`` decides, else the first configured table.
+
+Context windows come from the table's ``context_window``, else
+``[models.context_windows]`` (model-family prefix → tokens), else the built-in
+table below, else :data:`DEFAULT_CONTEXT_WINDOW`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import httpx
+
+from workhearth.config import PROVIDERS, ModelsConfig, ModelSettings
+from workhearth.errors import ConfigError
+from workhearth.models.anthropic_provider import AnthropicChatModel
+from workhearth.models.http import HttpOptions
+from workhearth.models.openai_provider import OpenAIChatModel
+from workhearth.models.streaming import StreamingChatModel
+
+DEFAULT_CONTEXT_WINDOW = 32_768
+
+# Model-family prefix (lower case, without an "org/" prefix) → context window in
+# tokens. The longest matching prefix wins. Values are the documented input
+# windows; where a family has several, the smaller one (safe side for compaction).
+KNOWN_CONTEXT_WINDOWS: Mapping[str, int] = {
+    "claude": 200_000,
+    "gpt-5": 272_000,
+    "gpt-4.1": 1_047_576,
+    "gpt-4o": 128_000,
+    "gpt-4-turbo": 128_000,
+    "gpt-4": 8_192,
+    "gpt-3.5-turbo": 16_385,
+    "o1": 200_000,
+    "o3": 200_000,
+    "o4-mini": 200_000,
+    "deepseek": 128_000,
+    "qwen-max": 32_768,
+    "qwen-plus": 131_072,
+    "qwen-turbo": 131_072,
+    "qwen-coder": 131_072,
+    "qwen3-max": 262_144,
+    "qwen3-coder": 262_144,
+    "qwen3": 131_072,
+    "qwen2.5": 32_768,
+    "qwq": 131_072,
+    "glm-4.6": 200_000,
+    "glm-4.5": 128_000,
+    "glm-4": 128_000,
+    "kimi-k2": 131_072,
+    "kimi": 131_072,
+    "moonshot-v1-8k": 8_192,
+    "moonshot-v1-32k": 32_768,
+    "moonshot-v1-128k": 131_072,
+    "llama3.1": 131_072,
+    "llama3.2": 131_072,
+    "llama3.3": 131_072,
+    "llama-3.1": 131_072,
+    "llama-3.2": 131_072,
+    "llama-3.3": 131_072,
+    "llama3": 8_192,
+    "mistral": 32_768,
+    "mixtral": 32_768,
+    "gemma3": 131_072,
+    "gemma": 8_192,
+    "phi4": 16_384,
+}
+
+
+def _family_match(model: str, table: Mapping[str, int]) -> int | None:
+    key = model.lower().rsplit("/", 1)[-1]
+    best: tuple[int, int] | None = None
+    for prefix, window in table.items():
+        if key.startswith(prefix.lower()) and (best is None or len(prefix) > best[0]):
+            best = (len(prefix), window)
+    return best[1] if best else None
+
+
+def context_window(settings: ModelSettings, overrides: Mapping[str, int] | None = None) -> int:
+    """The window in tokens of the configured model (see the module docstring)."""
+    if settings.context_window:
+        return settings.context_window
+    return (
+        _family_match(settings.model, overrides or {})
+        or _family_match(settings.model, KNOWN_CONTEXT_WINDOWS)
+        or DEFAULT_CONTEXT_WINDOW
+    )
+
+
+def resolve(spec: str | None, config: ModelsConfig) -> ModelSettings:
+    """Settings for a config name or an ``openai:MODEL`` / ``anthropic:MODEL`` spec."""
+    spec = (spec or config.default or "").strip()
+    if not spec:
+        if config.entries:
+            return next(iter(config.entries.values()))
+        raise ConfigError(
+            "no model configured: set HEARTH_MODEL=openai:NAME (or anthropic:NAME), "
+            "pass --model, or add a [models.NAME] table to config.toml"
+        )
+    if spec in config.entries:
+        return config.entries[spec]
+    provider, sep, model = spec.partition(":")
+    if sep and provider in PROVIDERS and model:
+        for entry in config.entries.values():
+            if entry.provider == provider and entry.model == model:
+                return entry
+        base = config.providers.get(provider)
+        if base is None:  # a ModelsConfig built by hand without provider defaults
+            raise ConfigError(f"no settings for provider {provider!r}")
+        return replace(base, name=spec, model=model)
+    known = ", ".join(config.entries) or "none"
+    raise ConfigError(
+        f"unknown model {spec!r}: configured models are {known}; "
+        "or name one as openai:MODEL or anthropic:MODEL"
+    )
+
+
+def build(
+    settings: ModelSettings,
+    options: HttpOptions | None = None,
+    *,
+    client: httpx.Client | None = None,
+    windows: Mapping[str, int] | None = None,
+) -> StreamingChatModel:
+    """A provider for ``settings`` (``client`` lets callers share one connection pool)."""
+    window = context_window(settings, windows)
+    cls = AnthropicChatModel if settings.provider == "anthropic" else OpenAIChatModel
+    return cls(settings, options, client=client, context_window=window)
+
+
+def build_model(
+    spec: str | None, config: ModelsConfig, *, client: httpx.Client | None = None
+) -> StreamingChatModel:
+    """Resolve ``spec`` (or the default) and build it with the configured timeouts."""
+    return build(
+        resolve(spec, config),
+        HttpOptions.from_config(config),
+        client=client,
+        windows=config.context_windows,
+    )
+
+
+def configured_models(config: ModelsConfig) -> list[ModelSettings]:
+    """Every model the router may use: the tables in file order, plus the default spec."""
+    models = list(config.entries.values())
+    if config.default and config.default not in config.entries:
+        try:
+            extra = resolve(config.default, config)
+        except ConfigError:
+            extra = None
+        if extra is not None and extra not in models:
+            models.append(extra)
+    return models
+
+
+def describe(config: ModelsConfig) -> list[dict[str, Any]]:
+    """Rows for ``hearth models list --json`` (never the key itself, only whether it is set)."""
+    default = resolve(None, config).name if (config.default or config.entries) else None
+    return [
+        {
+            "name": s.name,
+            "provider": s.provider,
+            "model": s.model,
+            "base_url": s.base_url,
+            "tier": s.tier,
+            "context_window": context_window(s, config.context_windows),
+            "api_key_env": s.api_key_env,
+            "api_key_set": bool(s.api_key),
+            "price_in": s.price_in,
+            "price_out": s.price_out,
+            "default": s.name == default,
+        }
+        for s in configured_models(config)
+    ]
