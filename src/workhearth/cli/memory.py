@@ -8,7 +8,7 @@ import typer
 
 from workhearth.cli.context import hearth
 from workhearth.cli.output import print_json, table, when
-from workhearth.errors import UsageError
+from workhearth.errors import ConfigError, UsageError
 
 app = typer.Typer(help="Memory: plain Markdown you can edit, found by words.", no_args_is_help=True)
 
@@ -171,3 +171,25 @@ def delete(entry_id: Annotated[str, typer.Argument(metavar="ID")], json: JsonOpt
         print_json({"id": entry_id, "deleted": True})
     else:
         print(f"deleted {entry_id} (kept in .memory_evicted.log)")
+
+
+@app.command()
+def reflect(layer: LayerOpt = None, json: JsonOpt = False) -> None:
+    """Distill old daily logs and tidy MEMORY.md / USER.md with the model (backups first)."""
+    wh = hearth()
+    # Why: model providers arrive with the agent runtime; until then there is no
+    # model to hand over, and the library refuses in one clear line.
+    if wh.config.default_model:
+        raise ConfigError(
+            f"memory reflection needs a model, and this version cannot call "
+            f"{wh.config.default_model} yet"
+        )
+    report = wh.memory.reflect(None, layer=_layer(layer))
+    if json:
+        print_json(report.as_dict())
+        return
+    if not report.outcomes:
+        print("nothing to reflect on")
+    for o in report.outcomes:
+        line = f"{o.layer}:{o.file}: {o.action}" + (f" ({o.reason})" if o.reason else "")
+        print(line + (f"; backup {o.backup}" if o.backup else ""))

@@ -12,6 +12,7 @@ from typing import Any
 
 from workhearth.config import MemoryConfig
 from workhearth.errors import NotFoundError, UsageError
+from workhearth.memory import reflect as reflection
 from workhearth.memory.bank import (
     LIST_LIMIT_MAX,
     Entry,
@@ -27,6 +28,7 @@ from workhearth.memory.files import LAYERS, MEMORY_FILE, USER_FILE, Layer, daily
 from workhearth.memory.index import IndexReport
 from workhearth.memory.layer import LayerStore
 from workhearth.memory.search import DEFAULT_LIMIT, LIMIT_MAX, QUERY_MAX, Hit, Searcher
+from workhearth.models.base import ChatModel
 from workhearth.paths import HearthPaths
 
 REFRESH_SECONDS = 2.0
@@ -270,3 +272,14 @@ class Memory:
             out[name] = info
         out["maintenance"] = self.config.maintenance
         return out
+
+    # ------------------------------------------------------------ reflection
+    def reflect(
+        self, model: ChatModel | None, *, now: float | None = None, layer: Layer | None = None
+    ) -> reflection.ReflectionReport:
+        """Distill old daily logs and tidy MEMORY.md / USER.md with ``model``, now.
+
+        Runs whatever ``maintenance`` says; automatic runs go through
+        :func:`workhearth.memory.reflect.maybe_reflect`, which ``"manual"`` silences.
+        """
+        return reflection.reflect(self, model, now=now, layer=layer)

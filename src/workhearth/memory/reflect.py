@@ -1,0 +1,639 @@
+"""Reflection (DESIGN §4): the model distills old daily logs and tidies MEMORY.md / USER.md.
+
+Two jobs, both run per layer folder:
+
+* **Distillation**: a daily log ``daily/YYYY-MM-DD.md`` whose day ended more than
+  24 h ago (yesterday's log stays, the day before's goes) is turned by the model
+  into facts, saved as new entries of ``MEMORY.md`` (source ``reflection``,
+  provenance pointing at the log); the log then moves into ``.reflection-bak/``.
+  Distillation shrinks by design and is not held to the 65 % rule.
+* **Reflection**: the model rewrites the entries of ``MEMORY.md`` and ``USER.md``,
+  merging duplicates and dropping stale facts.
+
+Guards:
+
+* **Backup first.** Before the model sees a file, a copy goes to
+  ``.reflection-bak/<file>.<UTC stamp>`` with a ``.json`` sidecar holding the
+  time and the meta of its entries. Backups are never deleted.
+* **65 % floor.** A rewrite that keeps under 65 % of the file's tokens is aborted;
+  the file stays as it was.
+* **Nothing silently lost.** Entries a rewrite keeps keep their ``^m-…`` id and
+  meta; new lines get new ids; dropped entries go to ``.memory_evicted.log``
+  (reason ``reflection``). Lines a user wrote by hand (no id) are never rewritten.
+* **Same write path as every save.** Under the layer lock: meta first, then the
+  Markdown by atomic replace, and only if the file is still byte for byte what the
+  model saw (an editor may have saved meanwhile: the run is aborted and retried).
+* **Rollback** restores a backup only if no entry was written to that file since.
+* ``maintenance = "manual"`` silences :func:`maybe_reflect`; :func:`reflect`
+  (``hearth memory reflect``) still runs when asked.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import orjson
+
+from workhearth.errors import ConfigError, HearthError, NotFoundError, UsageError
+from workhearth.fsutil import atomic_write, fsync_dir, make_private_dir
+from workhearth.memory.entries import find_entries, new_entry_id, strip_ids
+from workhearth.memory.evict import evict
+from workhearth.memory.files import (
+    LAYERS,
+    MEMORY_FILE,
+    REFLECTION_BACKUPS,
+    USER_FILE,
+    Layer,
+    markdown_files,
+)
+from workhearth.memory.layer import LayerStore
+from workhearth.memory.reflect_text import (
+    DISTILL_SYSTEM,
+    REWRITE_SYSTEM,
+    append_entries,
+    clean,
+    excerpt,
+    norm,
+    parse_facts,
+    parse_items,
+    plan_rewrite,
+    rebuild,
+)
+from workhearth.models.base import ChatModel
+from workhearth.models.messages import Message, text_message
+from workhearth.models.tokens import count_tokens
+
+if TYPE_CHECKING:
+    from workhearth.memory.api import Memory
+
+KEEP_SHARE = 0.65
+DISTILL_AFTER = 24 * 3600.0  # seconds since the end of the log's day
+REFLECT_EVERY = 7 * 24 * 3600.0  # automatic reflection of one file, at most this often
+STATE_FILE = ".reflection.json"
+SIDECAR_VERSION = 1
+REFLECTED_FILES = (MEMORY_FILE, USER_FILE)
+
+_DAILY = re.compile(r"^daily/(\d{4}-\d{2}-\d{2})\.md$")
+Action = Literal[
+    "distilled", "rewritten", "unchanged", "aborted", "skipped", "restored", "conflict"
+]
+
+
+@dataclass
+class Outcome:
+    """What happened to one file. ``backup`` is relative to the layer folder."""
+
+    layer: str
+    file: str
+    action: Action
+    reason: str = ""
+    backup: str | None = None
+    added: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class ReflectionReport:
+    outcomes: list[Outcome] = field(default_factory=list)
+    skipped: str | None = None  # why nothing ran at all
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"outcomes": [o.as_dict() for o in self.outcomes], "skipped": self.skipped}
+
+
+class _Changed(Exception):
+    """The file is no longer what the model saw."""
+
+
+# ------------------------------------------------------------------ helpers
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _lines(data: bytes) -> list[str]:
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
+def _tokens(lines: list[str]) -> int:
+    return count_tokens(strip_ids("\n".join(lines)))
+
+
+def _ask(model: ChatModel, system: str, text: str, max_tokens: int) -> str:
+    reply: Message = model.complete(system, [text_message("user", text)], max_tokens=max_tokens)
+    return "".join(
+        str(b.get("text", "")) for b in reply.get("content", []) if b.get("type") == "text"
+    )
+
+
+def _new_id(store: LayerStore, taken: set[str]) -> str:
+    entry_id = new_entry_id()
+    while entry_id in store.meta.entries or entry_id in taken:
+        entry_id = new_entry_id()
+    taken.add(entry_id)
+    return entry_id
+
+
+def _backup(store: LayerStore, rel: str, data: bytes, reason: str) -> str:
+    """Copy ``data`` (the file ``rel``) and its entries' meta into ``.reflection-bak/``.
+
+    Call with the layer lock held, so the meta matches the bytes.
+    """
+    root = store.folder / REFLECTION_BACKUPS
+    make_private_dir((root / rel).parent)
+    now = time.time()
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
+    name, n = f"{rel}.{stamp}", 0
+    while (root / name).exists() or (root / f"{name}.json").exists():
+        n += 1
+        name = f"{rel}.{stamp}-{n}"
+    ids = find_entries(_lines(data))
+    sidecar = {
+        "version": SIDECAR_VERSION,
+        "layer": store.layer,
+        "file": rel,
+        "time": now,
+        "reason": reason,
+        "hash": _digest(data),
+        "entries": {i: store.meta.get(i) for i in ids if store.meta.get(i) is not None},
+    }
+    atomic_write(root / name, data)
+    atomic_write(root / f"{name}.json", orjson.dumps(sidecar, option=orjson.OPT_INDENT_2))
+    return f"{REFLECTION_BACKUPS}/{name}"
+
+
+def _state(store: LayerStore) -> dict[str, Any]:
+    try:
+        data = orjson.loads((store.folder / STATE_FILE).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _settle(store: LayerStore, rel: str, data: bytes, now: float) -> None:
+    """Remember that ``rel`` with these bytes needs no automatic reflection until it changes."""
+    with store.locked():
+        state = _state(store)
+        state.setdefault("files", {})[rel] = {"hash": _digest(data), "time": now}
+        atomic_write(store.folder / STATE_FILE, orjson.dumps(state))
+
+
+def _settled(store: LayerStore, rel: str, data: bytes, now: float, every: float) -> bool:
+    seen = _state(store).get("files", {}).get(rel)
+    if not isinstance(seen, dict):
+        return False
+    return seen.get("hash") == _digest(data) or now - float(seen.get("time", 0)) < every
+
+
+def _evicted(store: LayerStore, rel: str, entry_id: str, content: str) -> dict[str, Any]:
+    """A ``.memory_evicted.log`` record, shaped like the ones :meth:`LayerStore.remove_entries` writes."""
+    return {
+        "id": entry_id,
+        "layer": store.layer,
+        "file": rel,
+        "content": content,
+        "meta": store.meta.get(entry_id),
+    }
+
+
+def _new_meta(rel: str, mark: dict[str, Any], origin: str, snippet: str) -> dict[str, Any]:
+    """Meta of an entry the model wrote; ``mark`` ties it to the backup taken before."""
+    return {
+        "level": "normal",
+        "tags": [],
+        "source": "reflection",
+        "provenance": [
+            {"snippet": snippet, "session_id": None, "message_id": None, "origin": origin}
+        ],
+        "created": mark["at"],
+        "updated": mark["at"],
+        "pending": False,
+        "file": rel,
+        "reflection": mark,
+    }
+
+
+def _aborted(store: LayerStore, rel: str, reason: str, backup: str | None, before: int) -> Outcome:
+    return Outcome(store.layer, rel, "aborted", reason, backup, tokens_before=before)
+
+
+# ------------------------------------------------------------ distillation
+def _retire_log(store: LayerStore, path: Path, data: bytes) -> list[str]:
+    """Take a distilled log out of the layer (lock held); returns the ids it held."""
+    # Why: the backup already holds the log byte for byte (and its meta), so
+    # removing the live copy completes the move into .reflection-bak/; nothing is lost.
+    path.unlink()
+    fsync_dir(path.parent)
+    moved = list(find_entries(_lines(data)))
+    for entry_id in moved:
+        store.meta.drop(entry_id)
+    store.meta.save()
+    return moved
+
+
+def due_daily_logs(store: LayerStore, now: float) -> list[str]:
+    """Daily logs of the layer whose day ended more than 24 h before ``now`` (epoch seconds)."""
+    due = []
+    for rel, _st in markdown_files(store.folder):
+        m = _DAILY.match(rel)
+        if not m:
+            continue
+        try:
+            day = datetime.strptime(m.group(1), "%Y-%m-%d")
+        except ValueError:
+            continue
+        if now - (day + timedelta(days=1)).timestamp() >= DISTILL_AFTER:
+            due.append(rel)
+    return sorted(due)
+
+
+def distill_daily(
+    store: LayerStore, rel: str, model: ChatModel, *, target: str = MEMORY_FILE
+) -> Outcome:
+    """Distill the daily log ``rel`` into entries of ``target``, then move the log to the backups."""
+    path = store.folder / rel
+    with store.locked():
+        data = _read(path)
+        if data is None:
+            return Outcome(store.layer, rel, "skipped", "the log is gone")
+        done = [
+            i
+            for i, m in store.meta.entries.items()
+            if (m.get("reflection") or {}).get("from") == rel
+            and m["reflection"].get("hash") == _digest(data)
+        ]
+        if done:
+            # Why: a crash came after the facts were saved but before the log moved:
+            # finish the move instead of distilling (and saving) the same facts twice.
+            moved = _retire_log(store, path, data)
+            backup = store.meta.entries[done[0]]["reflection"]["backup"]
+        else:
+            backup = _backup(store, rel, data, "distillation")
+    if done:
+        store.index.update(only=[rel])
+        reason = "finished a distillation that was interrupted"
+        return Outcome(store.layer, rel, "distilled", reason, backup, added=done, dropped=moved)
+    text = strip_ids(data.decode("utf-8", errors="replace"))
+    before = count_tokens(text)
+    facts: list[str] | None = []
+    if text.strip():
+        try:
+            reply = _ask(model, DISTILL_SYSTEM, f"Daily log {rel}:\n\n{text}", max(1024, before))
+        except HearthError as exc:
+            return _aborted(store, rel, f"the model failed: {exc}; the log stays", backup, before)
+        facts = parse_facts(reply)
+        if facts is None:
+            reason = "the model's reply held no facts; the log stays"
+            return _aborted(store, rel, reason, backup, before)
+    snippet = excerpt(text)
+    with store.locked():
+        if _read(path) != data:
+            reason = "the log changed while it was distilled; it stays for the next run"
+            return _aborted(store, rel, reason, backup, before)
+        existing = {
+            norm(span.content)
+            for span in find_entries(_lines(_read(store.folder / target) or b"")).values()
+        }
+        mark = {"backup": backup, "from": rel, "hash": _digest(data), "at": time.time()}
+        taken: set[str] = set()
+        items: list[tuple[str, str]] = []
+        for fact in facts:
+            content = clean(fact)
+            if content is None or norm(content) in existing:
+                continue
+            existing.add(norm(content))
+            entry_id = _new_id(store, taken)
+            items.append((content, entry_id))
+            store.meta.put(entry_id, _new_meta(target, mark, f"reflection:{rel}", snippet))
+        if items:
+            store.meta.save()
+            store._replace(target, lambda lines: (append_entries(target, lines, items), None))
+        moved = _retire_log(store, path, data)
+    store.index.update(only=[target, rel])
+    return Outcome(
+        store.layer,
+        rel,
+        "distilled",
+        f"{len(items)} facts saved to {target}",
+        backup,
+        added=[i for _c, i in items],
+        dropped=moved,
+        tokens_before=before,
+        tokens_after=count_tokens("\n".join(c for c, _i in items)),
+    )
+
+
+# -------------------------------------------------------------- reflection
+def reflect_file(
+    store: LayerStore, rel: str, model: ChatModel, *, now: float | None = None
+) -> Outcome:
+    """Let the model rewrite the entries of ``rel`` (MEMORY.md or USER.md), with every guard."""
+    now = time.time() if now is None else now
+    path = store.folder / rel
+    with store.locked():
+        data = _read(path)
+        if data is None:
+            return Outcome(store.layer, rel, "skipped", "no such file")
+        lines = _lines(data)
+        spans = find_entries(lines)
+        if not spans:
+            return Outcome(store.layer, rel, "skipped", "no entries hearth wrote")
+        backup = _backup(store, rel, data, "reflection")
+    before = _tokens(lines)
+    try:
+        text = data.decode("utf-8", errors="replace")
+        reply = _ask(model, REWRITE_SYSTEM, f"File {rel}:\n\n{text}", before * 2 + 512)
+    except HearthError as exc:
+        return _aborted(store, rel, f"the model failed: {exc}; {rel} is unchanged", backup, before)
+    items = parse_items(reply)
+    if not items:
+        reason = f"the model's reply held no entries; {rel} is unchanged"
+        return _aborted(store, rel, reason, backup, before)
+
+    kept, fresh, dropped = plan_rewrite(lines, spans, items)
+    taken: set[str] = set(spans)
+    new_items = [(content, _new_id(store, taken)) for content in fresh]
+    out = append_entries(rel, rebuild(lines, spans, kept), new_items)
+    after = _tokens(out)
+    result = Outcome(
+        store.layer,
+        rel,
+        "rewritten",
+        f"kept {len(kept)}, added {len(new_items)}, dropped {len(dropped)} entries",
+        backup,
+        added=[i for _c, i in new_items],
+        kept=list(kept),
+        dropped=dropped,
+        tokens_before=before,
+        tokens_after=after,
+    )
+    if after < KEEP_SHARE * before:
+        result.action = "aborted"
+        result.reason = (
+            f"the rewrite kept {after} of {before} tokens ({after / before:.0%}), under the "
+            f"{KEEP_SHARE:.0%} floor; {rel} is unchanged"
+        )
+        _settle(store, rel, data, now)
+        return result
+    if out == lines:
+        result.action = "unchanged"
+        _settle(store, rel, data, now)
+        return result
+
+    with store.locked():
+        saved = copy.deepcopy(store.meta.entries)
+        try:
+            if _read(path) != data:
+                raise _Changed
+            at = time.time()
+            mark = {"backup": backup, "at": at}
+            # Why: log before removing, so a crash in between leaves a copy, never nothing.
+            store._log_evicted(
+                [_evicted(store, rel, i, spans[i].content) for i in dropped], "reflection"
+            )
+            for entry_id, content in kept.items():
+                if content != spans[entry_id].content:
+                    meta = store.meta.get(entry_id) or {}
+                    store.meta.put(entry_id, {**meta, "updated": at, "reflection": mark})
+            for _content, entry_id in new_items:
+                store.meta.put(entry_id, _new_meta(rel, mark, f"reflection:{rel}", ""))
+            store.meta.save()
+
+            def rewrite(current: list[str]) -> tuple[list[str], None]:
+                if current != lines:
+                    raise _Changed
+                return out, None
+
+            store._replace(rel, rewrite)
+        except _Changed:
+            store.meta.entries = saved
+            store.meta.save()
+            result.action = "aborted"
+            result.reason = f"{rel} changed while the model worked; it is kept and retried later"
+            return result
+        for entry_id in dropped:
+            store.meta.drop(entry_id)
+        store.meta.save()
+    store.index.update(only=[rel])
+    _settle(store, rel, ("\n".join(out) + "\n").encode("utf-8"), now)
+    return result
+
+
+# ---------------------------------------------------------------- rollback
+def _resolve_backup(store: LayerStore, backup: str | Path) -> Path | None:
+    root = (store.folder / REFLECTION_BACKUPS).resolve()
+    given = Path(backup)
+    candidates = (
+        [given]
+        if given.is_absolute()
+        else [store.folder / given, store.folder / REFLECTION_BACKUPS / given]
+    )
+    for path in candidates:
+        if path.name.endswith(".json"):
+            path = path.with_name(path.name[: -len(".json")])
+        path = path.resolve()
+        if path.is_relative_to(root) and path.is_file():
+            return path
+    return None
+
+
+def rollback_store(store: LayerStore, backup: str | Path) -> Outcome:
+    """Restore ``backup`` into its file unless an entry was written to that file since."""
+    path = _resolve_backup(store, backup)
+    if path is None:
+        raise NotFoundError(f"no reflection backup {str(backup)!r} in the {store.layer} layer")
+    try:
+        side = orjson.loads(path.with_name(path.name + ".json").read_bytes())
+        rel, since = str(side["file"]), float(side["time"])
+        originals: dict[str, Any] = dict(side.get("entries") or {})
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        raise NotFoundError(
+            f"{path.name} has no readable .json sidecar; restore it by hand"
+        ) from None
+    if not rel.endswith(".md") or rel.startswith(("/", ".")) or ".." in Path(rel).parts:
+        raise UsageError(f"{path.name}: the sidecar names no memory file")
+    name = path.relative_to(store.folder.resolve()).as_posix()
+    restored = path.read_bytes()
+    restored_lines = _lines(restored)
+    restored_ids = find_entries(restored_lines)
+    target = store.folder / rel
+
+    with store.locked():
+        data = _read(target)
+        lines = _lines(data or b"")
+        spans = find_entries(lines)
+        produced = {
+            i: m
+            for i, m in store.meta.entries.items()
+            if (m.get("reflection") or {}).get("backup") == name
+        }
+        newer: list[str] = []
+        for entry_id in spans:
+            meta = store.meta.get(entry_id) or {}
+            if entry_id in produced:
+                edited = float(meta.get("updated", 0)) > float(meta["reflection"].get("at", 0))
+            else:
+                stamp = float(meta.get("updated", meta.get("created", 0)))
+                edited = entry_id not in restored_ids or stamp > since
+            if edited:
+                newer.append(entry_id)
+        elsewhere = {i: m for i, m in produced.items() if m.get("file") != rel}
+        newer += [
+            i
+            for i, m in elsewhere.items()
+            if float(m.get("updated", 0)) > float(m["reflection"].get("at", 0))
+        ]
+        if newer:
+            return Outcome(
+                store.layer,
+                rel,
+                "conflict",
+                f"{len(newer)} entries were written after the backup "
+                f"({', '.join(sorted(newer))}); kept the current {rel}",
+                name,
+            )
+        # Why: the rollback itself can be undone, so the current file is backed up too.
+        own = _backup(store, rel, data, "rollback") if data is not None else None
+        removed = [i for i in spans if i not in restored_ids]
+        other_files: dict[str, list[str]] = {}
+        for entry_id, meta in elsewhere.items():
+            other_files.setdefault(str(meta.get("file")), []).append(entry_id)
+        items = [_evicted(store, rel, i, spans[i].content) for i in removed]
+        for other, ids in other_files.items():
+            found = find_entries(_lines(_read(store.folder / other) or b""))
+            items += [_evicted(store, other, i, found[i].content) for i in ids if i in found]
+        saved = copy.deepcopy(store.meta.entries)
+        store._log_evicted(items, "rollback")
+        for entry_id in restored_ids:
+            meta = originals.get(entry_id) or store.meta.get(entry_id)
+            if meta is not None:
+                store.meta.put(entry_id, {**meta, "file": rel})
+        store.meta.save()
+
+        def restore(current: list[str]) -> tuple[list[str], None]:
+            if current != lines:
+                raise _Changed
+            return restored_lines, None
+
+        try:
+            store._replace(rel, restore)
+        except _Changed:
+            store.meta.entries = saved
+            store.meta.save()
+            return _aborted(store, rel, f"{rel} changed meanwhile; kept the current file", own, 0)
+        for other, ids in other_files.items():
+
+            def cut(current: list[str], ids: list[str] = ids) -> tuple[list[str], None]:
+                now = find_entries(current)
+                drop = {k for i in ids if i in now for k in range(now[i].start, now[i].end)}
+                return [x for k, x in enumerate(current) if k not in drop], None
+
+            store._replace(other, cut)
+        for item in items:
+            store.meta.drop(item["id"])
+        store.meta.save()
+    store.index.update(only=[rel, *other_files])
+    _settle(store, rel, restored, time.time())
+    return Outcome(
+        store.layer,
+        rel,
+        "restored",
+        f"restored {name}" + (f" (the file it replaced is in {own})" if own else ""),
+        own,
+        kept=list(restored_ids),
+        dropped=[item["id"] for item in items],
+    )
+
+
+# ------------------------------------------------------------- entry points
+def _stores(memory: Memory, layer: Layer | None) -> list[LayerStore]:
+    names = LAYERS if layer is None else (layer,)
+    return [memory.store(n) for n in names if memory.folder(n).is_dir()]
+
+
+def _run(
+    memory: Memory, model: ChatModel, now: float, layer: Layer | None, automatic: bool
+) -> ReflectionReport:
+    report = ReflectionReport()
+    for store in _stores(memory, layer):
+        distilled = False
+        for rel in due_daily_logs(store, now):
+            data = _read(store.folder / rel)
+            if automatic and data is not None and _settled(store, rel, data, now, 0.0):
+                continue  # Why: rolled back by the user; only an explicit run distills it again
+            outcome = distill_daily(store, rel, model)
+            distilled |= outcome.action == "distilled"
+            report.outcomes.append(outcome)
+        if distilled:
+            capacity = (
+                memory.config.user_capacity
+                if store.layer == "user"
+                else memory.config.project_capacity
+            )
+            evict(store, capacity)
+        for rel in REFLECTED_FILES:
+            data = _read(store.folder / rel)
+            if data is None:
+                continue
+            if automatic and _settled(store, rel, data, now, REFLECT_EVERY):
+                continue
+            report.outcomes.append(reflect_file(store, rel, model, now=now))
+    return report
+
+
+def reflect(
+    memory: Memory,
+    model: ChatModel | None,
+    *,
+    now: float | None = None,
+    layer: Layer | None = None,
+) -> ReflectionReport:
+    """Run reflection now, whatever ``maintenance`` says (``hearth memory reflect``)."""
+    if model is None:
+        raise ConfigError(
+            "memory reflection needs a model, and none is configured; "
+            "configure one (HEARTH_MODEL, [models] in config.toml) and run it again"
+        )
+    return _run(memory, model, time.time() if now is None else now, layer, automatic=False)
+
+
+def maybe_reflect(
+    memory: Memory, model: ChatModel | None, *, now: float | None = None
+) -> ReflectionReport:
+    """Automatic reflection (e.g. at session start): silenced by ``maintenance = "manual"``.
+
+    Distills due daily logs, and rewrites a file only when it changed since its
+    last reflection and that was at least :data:`REFLECT_EVERY` ago.
+    """
+    if memory.config.maintenance == "manual":
+        return ReflectionReport(skipped='maintenance is "manual": run `hearth memory reflect`')
+    if model is None:
+        return ReflectionReport(skipped="no model configured")
+    return _run(memory, model, time.time() if now is None else now, None, automatic=True)
+
+
+def rollback(memory: Memory, backup: str | Path, *, layer: Layer | None = None) -> Outcome:
+    """Restore a reflection backup (a path, or a name inside ``.reflection-bak/``)."""
+    for store in _stores(memory, layer):
+        if _resolve_backup(store, backup) is not None:
+            return rollback_store(store, backup)
+    raise NotFoundError(f"no reflection backup {str(backup)!r}")
