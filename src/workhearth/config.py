@@ -99,13 +99,17 @@ class ModelsConfig:
     timeout: float = 120.0
     max_retries: int = 4
 
+    @property
+    def configured(self) -> bool:
+        """True when some model can be called (a default spec or a [models.NAME] table)."""
+        return bool(self.default or self.entries)
+
 
 @dataclass(frozen=True)
 class Config:
     home: Path
     fsync: FsyncPolicy = "turn"
     encryption: EncryptionConfig = EncryptionConfig()
-    default_model: str | None = None
     memory: MemoryConfig = MemoryConfig()
     models: ModelsConfig = ModelsConfig()
     raw: Mapping[str, object] = field(default_factory=dict, repr=False)
@@ -140,6 +144,10 @@ def _section(raw: Mapping[str, object], name: str, path: Path) -> Mapping[str, o
     if not isinstance(value, Mapping):
         raise ConfigError(f"{path}: [{name}] must be a table")
     return value
+
+
+def _str_or_none(value: object) -> str | None:
+    return str(value) if value else None
 
 
 def _positive(section: Mapping[str, object], key: str, default: int, path: Path) -> int:
@@ -281,8 +289,6 @@ def load_config(env: Mapping[str, str] | None = None, home: Path | None = None) 
         keyring_service=str(enc["keyring_service"]) if enc.get("keyring_service") else None,
         passphrase=env.get("HEARTH_PASSPHRASE") or None,
     )
-    models = _section(raw, "models", cfg_path)
-    default_model = env.get("HEARTH_MODEL") or models.get("default")
     mem = _section(raw, "memory", cfg_path)
     memory = MemoryConfig(
         project_budget=_positive(mem, "project_budget", MemoryConfig.project_budget, cfg_path),
@@ -300,7 +306,11 @@ def load_config(env: Mapping[str, str] | None = None, home: Path | None = None) 
         memory=memory,
         fsync=fsync,  # type: ignore[arg-type]
         encryption=encryption,
-        default_model=str(default_model) if default_model else None,
-        models=_models_config(models, str(default_model) if default_model else None, env, cfg_path),
+        models=_models_config(
+            _section(raw, "models", cfg_path),
+            env.get("HEARTH_MODEL") or _str_or_none(_section(raw, "models", cfg_path).get("default")),
+            env,
+            cfg_path,
+        ),
         raw=raw,
     )

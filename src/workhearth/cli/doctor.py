@@ -40,7 +40,7 @@ def doctor(json: Annotated[bool, typer.Option("--json")] = False) -> None:
         "fsync": cfg.fsync,
         "sessions": len(sessions),
         "encryption": {"new_sessions": enc.enabled, "key_source": key_source},
-        "model": cfg.default_model,
+        "model": cfg.models.default or next(iter(cfg.models.entries), None),
         "shell": os.environ.get("SHELL"),
         "sandbox": shutil.which("bwrap"),
     }
@@ -56,6 +56,6 @@ def doctor(json: Annotated[bool, typer.Option("--json")] = False) -> None:
         f"encryption  {'on' if enc.enabled else 'off'}" + (f" ({key_source})" if key_source else "")
     )
     print(
-        f"model       {cfg.default_model or 'none configured (memory and sessions work without one)'}"
+        f"model       {report['model'] or 'none configured (memory and sessions work without one)'}"
     )
     print(f"sandbox     {report['sandbox'] or 'bubblewrap not installed'}")

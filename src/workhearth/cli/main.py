@@ -9,6 +9,7 @@ import typer
 
 from workhearth.cli import doctor as doctor_cmd
 from workhearth.cli import memory as memory_cmd
+from workhearth.cli import models as models_cmd
 from workhearth.cli import resume as resume_cmd
 from workhearth.cli import sessions as sessions_cmd
 from workhearth.cli import shell as shell_cmd
@@ -23,6 +24,7 @@ app = typer.Typer(
 )
 app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(memory_cmd.app, name="memory")
+app.add_typer(models_cmd.app, name="models")
 app.add_typer(shell_cmd.app, name="shell")
 app.add_typer(trash_cmd.app, name="trash")
 app.command("resume")(resume_cmd.resume)
@@ -44,7 +46,7 @@ def main(
         from workhearth.cli.context import hearth
         from workhearth.errors import ConfigError
 
-        if not hearth().config.default_model:
+        if not hearth().config.models.configured:
             raise ConfigError(
                 "no model configured: set OPENAI_API_KEY (with OPENAI_BASE_URL) or "
                 "ANTHROPIC_API_KEY, or HEARTH_MODEL=openai:NAME; "

@@ -8,7 +8,7 @@ import typer
 
 from workhearth.cli.context import hearth
 from workhearth.cli.output import print_json, table, when
-from workhearth.errors import ConfigError, UsageError
+from workhearth.errors import UsageError
 
 app = typer.Typer(help="Memory: plain Markdown you can edit, found by words.", no_args_is_help=True)
 
@@ -177,14 +177,16 @@ def delete(entry_id: Annotated[str, typer.Argument(metavar="ID")], json: JsonOpt
 def reflect(layer: LayerOpt = None, json: JsonOpt = False) -> None:
     """Distill old daily logs and tidy MEMORY.md / USER.md with the model (backups first)."""
     wh = hearth()
-    # Why: model providers arrive with the agent runtime; until then there is no
-    # model to hand over, and the library refuses in one clear line.
-    if wh.config.default_model:
-        raise ConfigError(
-            f"memory reflection needs a model, and this version cannot call "
-            f"{wh.config.default_model} yet"
-        )
-    report = wh.memory.reflect(None, layer=_layer(layer))
+    model = None
+    if wh.config.models.configured:
+        from workhearth.models.router import Router
+
+        model = Router.from_config(wh.config.models)
+    try:
+        report = wh.memory.reflect(model, layer=_layer(layer))
+    finally:
+        if model is not None:
+            model.close()
     if json:
         print_json(report.as_dict())
         return
