@@ -119,7 +119,7 @@ def test_env_base_urls_and_hearth_model(tmp_path: Path) -> None:
         "qwen2.5:7b",
     )
     assert settings.base_url == "http://127.0.0.1:11434/v1" and settings.api_key == "ollama"
-    assert cfg.default_model == "openai:qwen2.5:7b"
+    assert cfg.models.default == "openai:qwen2.5:7b"
     model = build_model(None, cfg.models)
     assert isinstance(model, OpenAIChatModel) and model.name == "openai:qwen2.5:7b"
     assert model.context_window == 32_768  # qwen2.5 family
