@@ -74,6 +74,8 @@ def run(argv: list[str] | None = None) -> int:
         code = _fail("interrupted", 130)
     except BrokenPipeError:
         code = 0
+    except UnicodeError as exc:
+        code = _fail(f"text is not valid UTF-8 ({exc.reason})", 2)
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         code = _fail(f"{where}{exc.strerror or exc}", 1)

@@ -159,7 +159,8 @@ class Memory:
         store = self.store(layer)
         entry_id, _line = store.add_entry(rel, content, meta)
         capacity = self.config.user_capacity if layer == "user" else self.config.project_capacity
-        evict(store, capacity)
+        # Why: the sentence the user just confirmed is never the one evicted for it.
+        evict(store, capacity, keep={entry_id})
         return self.get(entry_id)
 
     def log_daily(self, text: str, day: str | None = None, **kwargs: Any) -> Entry:
@@ -268,7 +269,8 @@ class Memory:
                 info["capacity"] = (
                     self.config.user_capacity if name == "user" else self.config.project_capacity
                 )
-                info["meta_damage"] = store.meta.damage
+                info["entries"] = len(store.meta.entries)
+                info["meta_damage"] = store.meta_damage
             out[name] = info
         out["maintenance"] = self.config.maintenance
         return out

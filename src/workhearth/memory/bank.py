@@ -50,6 +50,14 @@ class Entry:
         return asdict(self)
 
 
+def require_utf8(text: str, what: str) -> None:
+    """Refuse text that cannot be stored as UTF-8 (e.g. undecodable command-line bytes)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"the {what} is not valid UTF-8 text") from None
+
+
 def _check_secret(text: str, what: str, allow_redact: bool) -> str:
     kinds = find_secrets(text)
     if not kinds:
@@ -71,6 +79,7 @@ def validate(
 ) -> tuple[str, list[str], list[dict[str, Any]]]:
     """Check limits and secrets; returns the content, tags and provenance to store."""
     content = content.strip()
+    require_utf8(content, "content")
     if not content:
         raise UsageError("memory content is empty")
     if len(content) > CONTENT_MAX:
@@ -84,13 +93,15 @@ def validate(
         tag = tag.strip()
         if not tag or len(tag) > TAG_MAX:
             raise UsageError(f"a tag must have 1 to {TAG_MAX} characters: {tag[:80]!r}")
-        clean_tags.append(tag)
+        require_utf8(tag, "tag")
+        clean_tags.append(_check_secret(tag, "tag", allow_redact))
     if len(contexts) > SNIPPETS_MAX:
         raise UsageError(f"at most {SNIPPETS_MAX} provenance snippets")
     provenance = []
     for ctx in contexts:
         item = asdict(ctx) if isinstance(ctx, Provenance) else dict(ctx)
         snippet = str(item.get("snippet") or "")
+        require_utf8(snippet, "snippet")
         if len(snippet) > SNIPPET_MAX:
             raise UsageError(
                 f"a provenance snippet is {len(snippet)} characters; the limit is {SNIPPET_MAX}"

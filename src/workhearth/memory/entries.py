@@ -25,7 +25,8 @@ def format_entry(content: str, entry_id: str) -> list[str]:
     """Lines of a list item holding ``content`` and ending with the id."""
     lines = content.strip().splitlines() or [""]
     out = ["- " + lines[0].rstrip()]
-    out += ["  " + line.rstrip() if line.strip() else "" for line in lines[1:]]
+    # Why: a blank line would end the list item; an indented empty line keeps it whole.
+    out += ["  " + line.rstrip() for line in lines[1:]]
     out[-1] = f"{out[-1]} ^{entry_id}"
     return out
 
@@ -47,17 +48,39 @@ def find_entries(lines: list[str]) -> dict[str, EntrySpan]:
     for i, line in enumerate(lines):
         if _ITEM_START.match(line):
             start = i
-        elif not (line.startswith("  ") and line.strip()):
-            start = None  # only indented, non-blank lines continue an item
+        elif not line.startswith("  "):
+            start = None  # only indented lines continue an item
         m = ID_RE.search(line)
-        if m and start is not None:
-            body = [lines[start][2:]] + [
-                x[2:] if x.startswith("  ") else x for x in lines[start + 1 : i + 1]
-            ]
-            body[-1] = ID_RE.sub("", body[-1])
-            found[m.group(1)] = EntrySpan(m.group(1), start, i + 1, "\n".join(body).strip())
-            start = None
+        if not m:
+            continue
+        if start is None:
+            start = _item_start_before(lines, i)
+        if start is None:
+            continue
+        body = [lines[start][2:]] + [
+            x[2:] if x.startswith("  ") else x for x in lines[start + 1 : i + 1]
+        ]
+        body[-1] = ID_RE.sub("", body[-1])
+        found[m.group(1)] = EntrySpan(
+            m.group(1), start, i + 1, "\n".join(x.rstrip() for x in body).strip()
+        )
+        start = None
     return found
+
+
+def _item_start_before(lines: list[str], i: int) -> int | None:
+    """The list item an indented id line belongs to, across blank lines an editor
+    may have stripped of their indentation."""
+    if not lines[i].startswith("  "):
+        return None
+    j = i - 1
+    while j >= 0:
+        if _ITEM_START.match(lines[j]):
+            return j
+        if lines[j].strip() and not lines[j].startswith("  "):
+            return None
+        j -= 1
+    return None
 
 
 def strip_ids(text: str) -> str:

@@ -16,7 +16,9 @@ CRITICAL_SHARE = 0.99
 TARGET_SHARE = 0.9  # Why: evict a little below capacity, not on every save
 
 
-def plan_eviction(store: LayerStore, capacity: int) -> list[str]:
+def plan_eviction(
+    store: LayerStore, capacity: int, keep: set[str] | frozenset[str] = frozenset()
+) -> list[str]:
     """Entries to evict: low then normal (oldest first) down to 90 % of capacity;
     critical ones only while the layer still fills ≥ 99 % of it."""
     db = store.index.db
@@ -28,6 +30,8 @@ def plan_eviction(store: LayerStore, capacity: int) -> list[str]:
     ).fetchall()
     entries = []
     for entry_id, tokens in rows:
+        if entry_id in keep:
+            continue
         meta = store.meta.get(entry_id) or {}
         entries.append((meta.get("level", "normal"), meta.get("created", 0.0), entry_id, tokens))
     chosen: list[str] = []
@@ -44,8 +48,10 @@ def plan_eviction(store: LayerStore, capacity: int) -> list[str]:
     return chosen
 
 
-def evict(store: LayerStore, capacity: int) -> list[dict[str, Any]]:
-    chosen = plan_eviction(store, capacity)
+def evict(
+    store: LayerStore, capacity: int, keep: set[str] | frozenset[str] = frozenset()
+) -> list[dict[str, Any]]:
+    chosen = plan_eviction(store, capacity, keep)
     if not chosen:
         return []
     return store.remove_entries(chosen, reason=f"over capacity ({capacity} tokens)")

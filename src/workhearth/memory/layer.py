@@ -40,6 +40,7 @@ class LayerStore:
         self.folder = folder
         self.index = MemoryIndex(folder)
         self._meta: MetaStore | None = None
+        self.meta_damage: str | None = None
 
     # ------------------------------------------------------------ plumbing
     @contextlib.contextmanager
@@ -59,6 +60,8 @@ class LayerStore:
     def meta(self) -> MetaStore:
         if self._meta is None:
             self._meta = MetaStore(self.folder / META_FILE)
+            # Why: the store is re-read under every lock; keep the first damage report.
+            self.meta_damage = self.meta_damage or self._meta.damage or self._meta.earlier_damage()
         return self._meta
 
     def close(self) -> None:
@@ -97,16 +100,27 @@ class LayerStore:
 
     # ------------------------------------------------------------- writing
     def _replace(self, rel: str, change: Any) -> Any:
-        """Apply ``change(lines) -> (new_lines, result)`` to a file, hash-checked and atomic."""
+        """Apply ``change(lines) -> (new_lines, result)`` to a file, hash-checked and atomic.
+
+        Lines are split on ``\n`` only and bytes that are not UTF-8 survive as
+        surrogate escapes, so every line hearth does not change is written back
+        byte for byte (CRLF endings, form feeds, Latin-1 text included).
+        """
         path = self.folder / rel
+        if path.is_symlink():
+            # Why: a MEMORY.md linked into a dotfiles repo must stay a link; write its target.
+            path = path.resolve()
         for _ in range(_REPLACE_TRIES):
             try:
                 before = path.read_bytes()
             except FileNotFoundError:
                 before = b""
-            lines = before.decode("utf-8").splitlines()
+            text = before.decode("utf-8", errors="surrogateescape")
+            lines = text.split("\n")
+            if lines and lines[-1] == "":
+                lines.pop()
             new_lines, result = change(lines)
-            data = ("\n".join(new_lines) + "\n").encode("utf-8")
+            data = ("\n".join(new_lines) + "\n").encode("utf-8", errors="surrogateescape")
             try:
                 now = path.read_bytes()
             except FileNotFoundError:
@@ -117,6 +131,14 @@ class LayerStore:
             atomic_write(path, data, mode=0o600)
             return result
         raise CorruptDataError(f"{path} keeps changing while hearth writes to it; try again")
+
+    def read_lines(self, rel: str) -> list[str]:
+        """A file's lines as :meth:`_replace` sees them."""
+        text = (self.folder / rel).read_bytes().decode("utf-8", errors="surrogateescape")
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        return lines
 
     def add_entry(self, rel: str, content: str, meta: dict[str, Any]) -> tuple[str, int]:
         """Append a new entry to ``rel``; returns (id, its first line, 1-based)."""
@@ -150,7 +172,7 @@ class LayerStore:
             candidates.append(row[0])
         for rel in candidates:
             try:
-                lines = (self.folder / rel).read_text(encoding="utf-8").splitlines()
+                lines = self.read_lines(rel)
             except OSError:
                 continue
             span = find_entries(lines).get(entry_id)
@@ -191,7 +213,7 @@ class LayerStore:
                 if where is not None:
                     by_file.setdefault(where[0], []).append(entry_id)
             for rel, ids in by_file.items():
-                spans = find_entries((self.folder / rel).read_text(encoding="utf-8").splitlines())
+                spans = find_entries(self.read_lines(rel))
                 items = [
                     {
                         "id": i,

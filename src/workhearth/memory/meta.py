@@ -21,6 +21,29 @@ VERSION = 1
 _ENTRY_KEY = re.compile(r'"(m-[0-9a-z]{8})"\s*:\s*')
 
 
+LEVELS = ("critical", "normal", "low")
+
+
+def _clean(entry: dict[str, Any]) -> dict[str, Any]:
+    """Coerce hand-edited fields to the types the rest of memory relies on."""
+    out = dict(entry)
+    if out.get("level") not in LEVELS:
+        out["level"] = "normal"
+    tags = out.get("tags")
+    out["tags"] = [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
+    prov = out.get("provenance")
+    out["provenance"] = [p for p in prov if isinstance(p, dict)] if isinstance(prov, list) else []
+    for key in ("created", "updated"):
+        value = out.get(key)
+        out[key] = (
+            float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+        )
+    out["pending"] = out.get("pending") is True
+    if not isinstance(out.get("source"), str):
+        out["source"] = "user"
+    return out
+
+
 def _salvage(raw: str) -> dict[str, dict[str, Any]]:
     """Recover every ``"m-…": {…}`` object that still parses from a damaged file."""
     decoder = json.JSONDecoder()
@@ -52,11 +75,13 @@ class MetaStore:
             entries = data.get("entries") if isinstance(data, dict) else None
             if not isinstance(entries, dict):
                 raise ValueError("no entries table")
-            self.entries = {k: v for k, v in entries.items() if isinstance(v, dict)}
+            self.entries = {k: _clean(v) for k, v in entries.items() if isinstance(v, dict)}
             return
         except (ValueError, orjson.JSONDecodeError) as exc:
             reason = str(exc)
-        self.entries = _salvage(raw.decode("utf-8", errors="replace"))
+        self.entries = {
+            k: _clean(v) for k, v in _salvage(raw.decode("utf-8", errors="replace")).items()
+        }
         aside = self.path.with_name(f".{self.path.name}.corrupt-{int(time.time())}")
         atomic_write(aside, raw)
         self.damage = (
@@ -64,6 +89,13 @@ class MetaStore:
             f"set the damaged copy aside as {aside.name}"
         )
         self.save()
+
+    def earlier_damage(self) -> str | None:
+        """A note about damaged copies set aside by an earlier run, if any."""
+        copies = sorted(self.path.parent.glob(f".{self.path.name}.corrupt-*"))
+        if not copies:
+            return None
+        return f"{self.path.name} was damaged before; the damaged copy is kept as {copies[-1].name}"
 
     def get(self, entry_id: str) -> dict[str, Any] | None:
         return self.entries.get(entry_id)

@@ -1,0 +1,194 @@
+"""The real ``hearth memory`` command (DESIGN §4, §6) in a temporary home: JSON output,
+Chinese text, and bad input that fails in one stderr line without touching a file."""
+
+from __future__ import annotations
+
+import json
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Hearth, Result, make_hearth, tree_digest
+from workhearth import Workhearth
+from workhearth.models.tokens import count_tokens
+
+
+def one_line_error(result: Result) -> str:
+    """Non-zero exit, exactly one stderr line, nothing on stdout, no traceback."""
+    assert result.code != 0, result
+    assert "Traceback" not in result.out + result.err, result.err
+    assert len(result.err_lines) == 1, result.err
+    assert result.out == "", result.out
+    return result.err_lines[0]
+
+
+def project_folder(hearth: Hearth) -> Path:
+    (folder,) = hearth.home.glob("projects/*/awareness")
+    return folder
+
+
+def files_digest(hearth: Hearth) -> dict[str, str]:
+    """Every file under the home except the index cache (SQLite may checkpoint it on open)."""
+    return {k: v for k, v in tree_digest(hearth.home).items() if "/.index.sqlite" not in k}
+
+
+def library(hearth: Hearth) -> Workhearth:
+    """The same memory the command sees from the workspace folder."""
+    return Workhearth(home=hearth.home, workspace=hearth.workspace)
+
+
+def test_save_list_search_edit_delete_round_trip_in_chinese(hearth: Hearth) -> None:
+    saved = hearth.json(
+        "memory", "save", "会话记忆保存在 Markdown 文件里", "--level", "critical",
+        "--tag", "记忆", "--tag", "design", "--snippet", "用户说：记住这个",
+        "--session", "sess-1", "--message", "msg-7",
+    )  # fmt: skip
+    entry_id = saved["id"]
+    assert saved["content"] == "会话记忆保存在 Markdown 文件里"
+    assert (saved["level"], saved["tags"], saved["layer"]) == (
+        "critical",
+        ["记忆", "design"],
+        "project",
+    )
+    assert saved["provenance"] == [
+        {
+            "snippet": "用户说：记住这个",
+            "session_id": "sess-1",
+            "message_id": "msg-7",
+            "origin": "cli",
+        }
+    ]
+    markdown = (project_folder(hearth) / "MEMORY.md").read_text(encoding="utf-8")
+    assert f"- 会话记忆保存在 Markdown 文件里 ^{entry_id}" in markdown
+
+    listed = hearth.json("memory", "list")
+    assert [e["id"] for e in listed["entries"]] == [entry_id] and listed["next_cursor"] is None
+
+    hits = hearth.json("memory", "search", "记忆")
+    assert [h["entry_id"] for h in hits] == [entry_id]
+    assert hits[0]["level"] == "critical" and hits[0]["score"] == 1.0
+
+    edited = hearth.json("memory", "edit", entry_id, "崩溃后可以恢复会话")
+    assert (edited["id"], edited["content"], edited["level"]) == (
+        entry_id,
+        "崩溃后可以恢复会话",
+        "critical",
+    )
+    assert [h["entry_id"] for h in hearth.json("memory", "search", "崩溃恢复")] == [entry_id]
+    assert hearth.json("memory", "search", "Markdown") == []
+
+    assert hearth.json("memory", "delete", entry_id) == {"id": entry_id, "deleted": True}
+    assert library(hearth).memory.list()[0] == []
+    log = (project_folder(hearth) / ".memory_evicted.log").read_text(encoding="utf-8")
+    (item,) = [json.loads(x) for x in log.splitlines()]
+    assert (item["id"], item["content"]) == (entry_id, "崩溃后可以恢复会话")
+
+
+def test_index_status_and_context_as_json(hearth: Hearth) -> None:
+    wh = library(hearth)
+    wh.memory.save("用户喜欢简短的回答", layer="user", level="critical")
+    for i in range(3):
+        wh.memory.save(f"项目笔记 {i}: 部署到 staging", level=("low", "normal", "critical")[i])
+    (wh.memory.folder("project") / "notes.md").write_text(
+        "# 手写\n\n手写的笔记\n", encoding="utf-8"
+    )
+
+    report = hearth.json("memory", "index")
+    assert report["files_seen"] == 3 and report["files_changed"] >= 1
+    assert report["chunks"] == 5
+
+    status = hearth.json("memory", "status")
+    assert status["project"]["entries"] == 3 and status["project"]["files"] == 2
+    assert status["user"]["entries"] == 1 and status["project"]["meta_damage"] is None
+    assert status["project"]["tokens"] > 0 and status["project"]["capacity"] == 200_000
+
+    ctx = hearth.json("memory", "context", "--topic", "部署", "--budget", "1000")
+    assert ctx["tokens"] == count_tokens(ctx["context"])
+    text = ctx["context"]
+    assert "用户喜欢简短的回答" in text and "手写的笔记" in text
+    order = [text.index(f"项目笔记 {i}") for i in (2, 1, 0)]
+    assert order == sorted(order)  # critical, normal, low
+
+
+def test_list_pages_with_the_cursor(hearth: Hearth) -> None:
+    wh = library(hearth)
+    ids = [wh.memory.save(f"fact {i}").id for i in range(5)]
+    seen, cursor = [], None
+    while True:
+        page = hearth.json(
+            "memory", "list", "--limit", "3", *(["--cursor", cursor] if cursor else [])
+        )
+        seen += [e["id"] for e in page["entries"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == ids[::-1]
+
+
+def test_human_output_is_readable(hearth: Hearth) -> None:
+    saved = hearth.run("memory", "save", "记住：周五发布")
+    assert saved.code == 0 and saved.out.startswith("saved m-"), saved.err
+    found = hearth.run("memory", "search", "周五")
+    assert found.code == 0 and "记住：周五发布" in found.out
+
+
+SECRET = "sk-proj-Ab3dE6gH9jK2mN5pQ8sT1vW4yZ7bC0eF"
+NOT_UTF8 = os.fsdecode(b"caf\xff au lait")  # how Python hands over argv bytes that are not UTF-8
+BAD = {
+    "secret in content": ["save", f"my key is {SECRET}"],
+    "secret in snippet": ["save", "a fact", "--snippet", f"key {SECRET}"],
+    "secret in edit": ["edit", "{id}", f"now {SECRET}"],
+    "unknown id edit": ["edit", "m-zzzzzzzz", "new text"],
+    "unknown id delete": ["delete", "m-zzzzzzzz"],
+    "bogus level": ["save", "a fact", "--level", "bogus"],
+    "empty content": ["save", "   "],
+    "tag too long": ["save", "a fact", "--tag", "t" * 65],
+    "query too long": ["search", "q" * 513],
+    "search limit 0": ["search", "fact", "--limit", "0"],
+    "list limit 0": ["list", "--limit", "0"],
+    "list limit 101": ["list", "--limit", "101"],
+    "bad cursor": ["list", "--cursor", "garbage!!"],
+    "zero budget": ["context", "--budget", "0"],
+    "limit not a number": ["list", "--limit", "many"],
+    "save not utf-8": ["save", NOT_UTF8],
+    "search not utf-8": ["search", NOT_UTF8],
+}
+
+
+@dataclass
+class Outcome:
+    result: Result
+    before: dict[str, str]
+    after: dict[str, str]
+
+
+@pytest.fixture(scope="module")
+def bad_outcomes(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Outcome]:
+    """Every bad command, each in its own home holding one entry, run side by side."""
+
+    def one(case: str) -> Outcome:
+        h = make_hearth(tmp_path_factory.mktemp("bad"))
+        wh = library(h)
+        entry = wh.memory.save("an existing fact")
+        wh.memory.index()
+        wh.memory.close()
+        before = files_digest(h)
+        result = h.run("memory", *[a.replace("{id}", entry.id) for a in BAD[case]], "--json")
+        return Outcome(result, before, files_digest(h))
+
+    # Why: each run is a fresh interpreter; side by side they cost seconds, not a minute.
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        return dict(zip(BAD, pool.map(one, BAD), strict=True))
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_bad_input_fails_in_one_line_and_changes_nothing(
+    bad_outcomes: dict[str, Outcome], case: str
+) -> None:
+    outcome = bad_outcomes[case]
+    line = one_line_error(outcome.result)
+    assert line.startswith("hearth: ") and SECRET not in line
+    assert outcome.after == outcome.before
