@@ -486,7 +486,9 @@ def _prepare(spec: dict[str, Any]) -> tuple[Callable[[], Any], dict[str, Any]]:
     impl = spec["impl"]
     notes: dict[str, Any] = {}
     if impl.startswith("ours"):
-        import zstandard  # noqa: F401  (imported lazily by the snapshot; not part of a load)
+        # imported lazily by the snapshot: a one-time cost per process, not part of a load
+        import msgspec.msgpack  # noqa: F401
+        import zstandard  # noqa: F401
 
         store = _store(Path(spec["home"]), "turn")
         sid = spec["sid"]
@@ -775,6 +777,7 @@ def machine_info() -> dict[str, Any]:
         info["openai_agents"] = version("openai-agents")
         info["orjson"] = version("orjson")
         info["zstandard"] = version("zstandard")
+        info["msgspec"] = version("msgspec")
     except Exception:  # pragma: no cover - metadata missing
         pass
     return info

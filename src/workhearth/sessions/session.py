@@ -289,6 +289,9 @@ def paused_gc() -> Iterator[None]:
         yield
     finally:
         if was_on:
+            # Why: move what was just built out of the collector's sight, so the
+            # first collection after the load does not walk it all again.
+            gc.freeze()
             gc.enable()
 
 
