@@ -12,6 +12,7 @@ import errno
 import os
 import secrets
 import shutil
+import stat
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -79,18 +80,63 @@ def _move(src: Path, dst: Path) -> None:
     fsync_dir(src.parent)
 
 
+_NOFOLLOW_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _size_at(dir_fd: int, name: str) -> int:
+    """Total size of the folder ``name`` under ``dir_fd``, never following links."""
+    fd = os.open(name, _NOFOLLOW_DIR, dir_fd=dir_fd)
+    total = 0
+    try:
+        with os.scandir(fd) as it:
+            entries = list(it)
+        for e in entries:
+            total += e.stat(follow_symlinks=False).st_size
+            if e.is_dir(follow_symlinks=False):
+                total += _size_at(fd, e.name)
+    finally:
+        os.close(fd)
+    return total
+
+
+def _copy_at(dir_fd: int, name: str, dst: Path) -> None:
+    """Copy entry ``name`` of ``dir_fd`` to ``dst`` (links copied as links)."""
+    st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+    if stat.S_ISLNK(st.st_mode):
+        os.symlink(os.readlink(name, dir_fd=dir_fd), dst)
+    elif stat.S_ISDIR(st.st_mode):
+        fd = os.open(name, _NOFOLLOW_DIR, dir_fd=dir_fd)
+        try:
+            dst.mkdir(mode=stat.S_IMODE(st.st_mode) | 0o700)
+            with os.scandir(fd) as it:
+                names = [e.name for e in it]
+            for child in names:
+                _copy_at(fd, child, dst / child)
+        finally:
+            os.close(fd)
+    else:
+        src = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=dir_fd)
+        with os.fdopen(src, "rb") as fin, dst.open("xb") as fout:
+            shutil.copyfileobj(fin, fout)
+        os.chmod(dst, stat.S_IMODE(st.st_mode))
+
+
 class Trash:
     def __init__(self, root: Path) -> None:
         self.root = root
+
+    def _slot(self) -> tuple[str, Path]:
+        make_private_dir(self.root)
+        item_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+        slot = self.root / item_id
+        slot.mkdir(mode=0o700)
+        return item_id, slot
 
     def put(self, path: Path, reason: str = "delete", session: str | None = None) -> TrashItem:
         """Move ``path`` into the trash and return its manifest."""
         if not path.exists() and not path.is_symlink():
             raise NotFoundError(f"nothing to delete at {path}")
-        make_private_dir(self.root)
-        item_id = time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
-        slot = self.root / item_id
-        slot.mkdir(mode=0o700)
+        item_id, slot = self._slot()
         item = TrashItem(
             id=item_id,
             original=str(path.absolute()),
@@ -103,6 +149,53 @@ class Trash:
         # Why: manifest first, so a crash mid-move still says where the payload came from.
         atomic_write(slot / "manifest.json", orjson.dumps(asdict(item), option=orjson.OPT_INDENT_2))
         _move(path, slot / "payload")
+        return item
+
+    def put_at(
+        self,
+        dir_fd: int,
+        name: str,
+        original: str,
+        reason: str = "delete",
+        session: str | None = None,
+    ) -> TrashItem:
+        """Move entry ``name`` of the already-open folder ``dir_fd`` into the trash.
+
+        Why a descriptor: the caller walked to the folder without following
+        links (see ``agent/safefs``); re-spelling it as a path would reopen the
+        race that walk closed. ``original`` is only recorded, for restore.
+        """
+        try:
+            st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            raise NotFoundError(f"nothing to delete at {original}") from None
+        is_dir = stat.S_ISDIR(st.st_mode)
+        item_id, slot = self._slot()
+        item = TrashItem(
+            id=item_id,
+            original=original,
+            deleted_at=time.time(),
+            reason=reason,
+            session=session,
+            size=_size_at(dir_fd, name) if is_dir else st.st_size,
+            kind="dir" if is_dir else "file",
+        )
+        atomic_write(slot / "manifest.json", orjson.dumps(asdict(item), option=orjson.OPT_INDENT_2))
+        payload = slot / "payload"
+        try:
+            os.rename(name, payload, src_dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+            # Why: as in _move, the copy is durable before the source goes.
+            _copy_at(dir_fd, name, payload)
+            _fsync_tree(payload)
+            if is_dir:
+                shutil.rmtree(name, dir_fd=dir_fd)
+            else:
+                os.unlink(name, dir_fd=dir_fd)
+        fsync_dir(slot)
+        os.fsync(dir_fd)
         return item
 
     def list(self) -> list[TrashItem]:

@@ -7,13 +7,15 @@ from typing import Annotated
 
 import typer
 
+from workhearth.cli import audit as audit_cmd
 from workhearth.cli import doctor as doctor_cmd
 from workhearth.cli import memory as memory_cmd
 from workhearth.cli import models as models_cmd
-from workhearth.cli import resume as resume_cmd
+from workhearth.cli import run as run_cmd
 from workhearth.cli import sessions as sessions_cmd
 from workhearth.cli import shell as shell_cmd
 from workhearth.cli import trash as trash_cmd
+from workhearth.cli import workspace as workspace_cmd
 
 app = typer.Typer(
     name="hearth",
@@ -27,7 +29,10 @@ app.add_typer(memory_cmd.app, name="memory")
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(shell_cmd.app, name="shell")
 app.add_typer(trash_cmd.app, name="trash")
-app.command("resume")(resume_cmd.resume)
+app.command("run")(run_cmd.run)
+app.command("resume")(run_cmd.resume)
+app.command("audit")(audit_cmd.audit)
+app.add_typer(workspace_cmd.app, name="workspace")
 app.command("doctor")(doctor_cmd.doctor)
 
 
@@ -35,6 +40,10 @@ app.command("doctor")(doctor_cmd.doctor)
 def main(
     ctx: typer.Context,
     version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
+    mode: Annotated[str | None, typer.Option(help="ask | agent | quest")] = None,
+    model: Annotated[
+        str | None, typer.Option(help="A [models.NAME], or openai:NAME / anthropic:NAME.")
+    ] = None,
 ) -> None:
     """Run `hearth` in a folder to work there with the agent."""
     if version:
@@ -43,16 +52,7 @@ def main(
         print(__version__)
         raise typer.Exit(0)
     if ctx.invoked_subcommand is None:
-        from workhearth.cli.context import hearth
-        from workhearth.errors import ConfigError
-
-        if not hearth().config.models.configured:
-            raise ConfigError(
-                "no model configured: set OPENAI_API_KEY (with OPENAI_BASE_URL) or "
-                "ANTHROPIC_API_KEY, or HEARTH_MODEL=openai:NAME; "
-                "memory and sessions commands work without one"
-            )
-        raise ConfigError("the interactive agent is not part of this version yet")
+        run_cmd.interactive(mode=mode, model=model)
 
 
 def _fail(message: str, code: int) -> int:

@@ -1,0 +1,376 @@
+"""Modes and approvals: who decides whether a tool call runs (DESIGN §5 Modes).
+
+* ``ask`` — read-only tools only; anything else is refused by policy.
+* ``agent`` — every write, edit, delete, shell command or memory save asks the
+  user: allow once, always (for this session, per tool), or deny. With no
+  terminal to ask, the answer is deny, never a hang. ``memory_save`` always
+  asks about its exact sentence (a saved entry is a sentence the user
+  confirmed), and a command on the denied list is asked about every time even
+  after "always".
+* ``quest`` — asks nothing; the boundaries are the authorized folders (enforced
+  by :mod:`.safefs`), the denied-command list (enforced here) and max steps,
+  time and cost (enforced by the loop, read from :class:`Policy`).
+
+The denied-command list is a guard rail, not a security boundary: a shell can
+spell a command in ways no list foresees (``base64 -d | sh``). Matching is
+therefore conservative (it splits on every operator, looks inside ``bash -c``,
+``eval`` and ``$(…)``) and a false refusal is preferred to a miss. The
+boundary in quest mode is the sandbox (see :mod:`workhearth.shell.sandbox`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import shlex
+import sys
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TextIO
+
+from workhearth.agent.audit import Decision
+from workhearth.errors import ConfigError, UsageError
+
+Mode = Literal["ask", "agent", "quest"]
+MODES: tuple[Mode, ...] = ("ask", "agent", "quest")
+Answer = Literal["once", "always", "deny"]
+
+DEFAULT_DENIED_COMMANDS: tuple[str, ...] = (
+    "sudo",
+    "su",
+    "doas",
+    "pkexec",
+    "rm -rf /",
+    "rm -rf /*",
+    "rm -rf ~",
+    "rm -rf ~/",
+    "rm -rf $HOME",
+    "git push --force",
+    "git push -f",
+    "git push --force-with-lease",
+    "git push +*",
+    "mkfs*",
+    "shutdown",
+    "reboot",
+    "halt",
+    "poweroff",
+)
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+_WRAPPERS = frozenset(
+    {"env", "command", "builtin", "exec", "nohup", "time", "nice", "ionice", "timeout"}
+    | {"stdbuf", "xargs", "then", "do", "else", "if", "while", "until", "!", "{", "}"}
+)
+_ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+_OPERATOR = re.compile(r"^[();<>|&\n]+$")
+_FLAG_ALIASES = {"--recursive": "-r", "-R": "-r", "--force": "-f"}
+
+
+# ---------------------------------------------------------------- approvers
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """One question to the user: ``summary`` is exactly what will happen."""
+
+    tool: str
+    summary: str
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    call_id: str = ""
+    allow_always: bool = True
+    warning: str | None = None
+
+
+class Approver(Protocol):
+    """Answers approval requests. ``human`` is True when a person answers them."""
+
+    human: bool
+
+    def ask(self, request: ApprovalRequest) -> Answer: ...
+
+
+class DenyAll:
+    """Every request is denied (no one to ask)."""
+
+    human = False
+
+    def ask(self, request: ApprovalRequest) -> Answer:
+        return "deny"
+
+
+class AllowAll:
+    """Every request is allowed once, without asking (scripts, tests)."""
+
+    human = False
+
+    def ask(self, request: ApprovalRequest) -> Answer:
+        return "once"
+
+
+deny_all = DenyAll()
+allow_all = AllowAll()
+
+
+class TerminalApprover:
+    """Asks on a terminal. ``yes`` (``--yes``) allows everything without asking.
+
+    With no interactive input (not a TTY, closed, or end of input) the answer is
+    deny. ``interactive`` overrides the TTY check (tests pass a StringIO).
+    """
+
+    _ANSWERS: Mapping[str, Answer] = {
+        "y": "once",
+        "yes": "once",
+        "a": "always",
+        "always": "always",
+        "n": "deny",
+        "no": "deny",
+    }
+
+    def __init__(
+        self,
+        input: TextIO | None = None,
+        output: TextIO | None = None,
+        *,
+        yes: bool = False,
+        interactive: bool | None = None,
+    ) -> None:
+        self.input = input
+        self.output = output if output is not None else sys.stderr
+        self.yes = yes
+        if interactive is None:
+            interactive = input is not None and _isatty(input)
+        self.interactive = interactive
+        self._lock = threading.Lock()
+
+    @property
+    def human(self) -> bool:
+        return not self.yes
+
+    def ask(self, request: ApprovalRequest) -> Answer:
+        if self.yes:
+            return "once"
+        if not self.interactive or self.input is None:
+            return "deny"
+        choices = (
+            "[y]es once, [a]lways this session, [n]o" if request.allow_always else "[y]es, [n]o"
+        )
+        with self._lock:  # one question at a time
+            out = self.output
+            out.write(f"\n{request.tool} wants to:\n  {request.summary}\n")
+            if request.warning:
+                out.write(f"  warning: {request.warning}\n")
+            for _attempt in range(3):
+                out.write(f"Allow? {choices}: ")
+                out.flush()
+                line = self.input.readline()
+                if not line:
+                    return "deny"  # end of input: nobody is there to say yes
+                answer = self._ANSWERS.get(line.strip().lower())
+                if answer == "always" and not request.allow_always:
+                    answer = "once"
+                if answer is not None:
+                    return answer
+            return "deny"
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+# ------------------------------------------------------------------ policy
+@dataclass(frozen=True)
+class Policy:
+    """Quest boundaries. The loop enforces the limits; ``None`` means no limit."""
+
+    denied_commands: tuple[str, ...] = DEFAULT_DENIED_COMMANDS
+    max_steps: int | None = 50
+    max_seconds: float | None = None
+    max_cost: float | None = None
+
+    @classmethod
+    def from_config(cls, raw: Mapping[str, object]) -> Policy:
+        """Read ``[quest]``: ``denied_commands`` (replaces the defaults),
+        ``extra_denied_commands`` (adds to them), ``max_steps``, ``max_seconds``, ``max_cost``."""
+        table = raw.get("quest", {})
+        if not isinstance(table, Mapping):
+            raise ConfigError("[quest] must be a table")
+        denied = _strings(table.get("denied_commands", DEFAULT_DENIED_COMMANDS), "denied_commands")
+        denied += _strings(table.get("extra_denied_commands", ()), "extra_denied_commands")
+        limits: dict[str, Any] = {}
+        for key in ("max_steps", "max_seconds", "max_cost"):
+            value = table.get(key, getattr(cls, key))
+            if value is not None and (
+                not isinstance(value, int | float) or isinstance(value, bool) or value <= 0
+            ):
+                raise ConfigError(f"[quest] {key} must be a positive number")
+            limits[key] = value
+        return cls(tuple(denied), **limits)
+
+    def denied_rule(self, command: str) -> str | None:
+        """The first denied rule ``command`` matches, or None."""
+        rules = [r.split() for r in self.denied_commands if r.strip()]
+        for tokens in simple_commands(command):
+            for rule in rules:
+                if _rule_matches(rule, tokens):
+                    return " ".join(rule)
+        return None
+
+
+def _strings(value: object, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"[quest] {key} must be a list of strings")
+    return tuple(value)
+
+
+def _tokens(command: str) -> list[str]:
+    lexer = shlex.shlex(command, posix=True, punctuation_chars="();<>|&\n")
+    lexer.whitespace = " \t\r"
+    lexer.whitespace_split = True
+    try:
+        return list(lexer)
+    except ValueError:  # unbalanced quotes: split crudely, err on the side of matching
+        return re.findall(
+            r"[();<>|&\n]+|[^\s();<>|&]+", command.replace('"', " ").replace("'", " ")
+        )
+
+
+def simple_commands(command: str, _depth: int = 0) -> Iterator[list[str]]:
+    """Each simple command in ``command`` as words, wrappers and assignments removed.
+
+    Looks inside ``$(…)``, backticks, ``bash -c '…'`` and ``eval``.
+    """
+    if _depth > 5:
+        return
+    current: list[str] = []
+    for token in [*_tokens(command), ";"]:
+        if _OPERATOR.match(token):
+            if current:
+                yield from _unwrap(current, _depth)
+            current = []
+            continue
+        for mark in ("$(", "`"):
+            if mark in token:
+                yield from simple_commands(token.split(mark, 1)[1].replace("`", " "), _depth + 1)
+        current.append(token.replace("`", "").removeprefix("$"))
+
+
+def _unwrap(tokens: list[str], depth: int) -> Iterator[list[str]]:
+    while tokens:
+        head = os.path.basename(tokens[0])
+        if _ASSIGN.match(tokens[0]):
+            tokens = tokens[1:]
+        elif head in _WRAPPERS:
+            tokens = tokens[1:]
+            while tokens and (
+                tokens[0].startswith("-")
+                or tokens[0].replace(".", "", 1).isdigit()
+                or _ASSIGN.match(tokens[0])
+            ):
+                tokens = tokens[1:]
+        else:
+            break
+    if not tokens:
+        return
+    head = os.path.basename(tokens[0])
+    if head in _SHELLS and "-c" in tokens[1:-1]:
+        yield from simple_commands(tokens[tokens.index("-c") + 1], depth + 1)
+    elif head == "eval":
+        yield from simple_commands(" ".join(tokens[1:]), depth + 1)
+    yield [head, *tokens[1:]]
+
+
+def _flags(token: str) -> set[str]:
+    token = token.split("=", 1)[0]
+    if token.startswith("--"):
+        return {_FLAG_ALIASES.get(token, token)}
+    return {_FLAG_ALIASES.get(f"-{c}", f"-{c}") for c in token[1:]}
+
+
+def _rule_matches(rule: Sequence[str], tokens: Sequence[str]) -> bool:
+    if not fnmatch.fnmatchcase(tokens[0], rule[0]):
+        return False
+    flags: set[str] = set()
+    words: list[str] = []
+    for arg in tokens[1:]:
+        if arg.startswith("-") and len(arg) > 1:
+            flags |= _flags(arg)
+        else:
+            words.append(arg)
+    for part in rule[1:]:
+        if part.startswith("-") and len(part) > 1:
+            if not _flags(part) <= flags:
+                return False
+        elif part.endswith("*") and part != "/*":
+            if not any(w.startswith(part[:-1]) for w in words):
+                return False
+        elif part not in words:
+            return False
+    return True
+
+
+# -------------------------------------------------------------------- gate
+@dataclass(frozen=True)
+class Verdict:
+    decision: Decision
+    reason: str = ""
+
+    @property
+    def allowed(self) -> bool:
+        return self.decision in ("allowed", "asked-allowed")
+
+
+class Gate:
+    """Decides each call from the mode, the policy and (in agent mode) the user.
+
+    Holds the session's "always" answers, per tool name.
+    """
+
+    def __init__(self, mode: str, policy: Policy | None = None, approver: Approver | None = None):
+        if mode not in MODES:
+            raise UsageError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        self.mode: Mode = mode  # type: ignore[assignment]
+        self.policy = policy or Policy()
+        self.approver: Approver = approver or deny_all
+        self.always: set[str] = set()
+        self._lock = threading.Lock()
+
+    def decide(
+        self,
+        tool: str,
+        *,
+        read_only: bool,
+        summary: str,
+        arguments: Mapping[str, Any] | None = None,
+        command: str | None = None,
+        call_id: str = "",
+        allow_always: bool = True,
+    ) -> Verdict:
+        if read_only:
+            return Verdict("allowed")
+        if self.mode == "ask":
+            return Verdict(
+                "refused-by-policy",
+                f"{tool} changes things, and ask mode only reads; "
+                "the user can switch to agent mode to allow it",
+            )
+        rule = self.policy.denied_rule(command) if command else None
+        if self.mode == "quest":
+            if rule is not None:
+                return Verdict("refused-by-policy", f"the command matches the denied rule {rule!r}")
+            return Verdict("allowed")
+        if allow_always and rule is None and tool in self.always:
+            return Verdict("asked-allowed", "allowed for this session")
+        warning = f"this command matches the denied rule {rule!r}" if rule else None
+        request = ApprovalRequest(
+            tool, summary, dict(arguments or {}), call_id, allow_always and rule is None, warning
+        )
+        with self._lock:
+            answer = self.approver.ask(request)
+        if answer == "deny":
+            return Verdict("denied", "the user denied this call")
+        if answer == "always" and request.allow_always:
+            self.always.add(tool)
+        return Verdict("asked-allowed")

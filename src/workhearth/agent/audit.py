@@ -1,0 +1,158 @@
+"""The audit log: one JSON line per tool call in ``$HEARTH_HOME/audit.jsonl`` (DESIGN §5).
+
+Each line says when, which session and mode, which tool, what was decided
+(``allowed`` by mode, ``asked-allowed`` by the user, ``denied`` by the user,
+``refused-by-policy``), the arguments, how long it took and how it ended (``ok``
+or ``error`` with a one-line summary; never the full output).
+
+Arguments are made safe before they are written: every string goes through
+:func:`workhearth.memory.secrets.redact`, values under secret-looking keys
+(``api_key``, ``token``, ``password``…) are dropped, and long strings are cut,
+so a written file's content never lands whole in the log. Each line is appended
+with one ``write()`` on an ``O_APPEND`` descriptor and fsynced, so concurrent
+writers never interleave and a crash loses at most the line being written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+
+from workhearth.fsutil import make_private_dir
+from workhearth.memory.secrets import redact
+
+Decision = Literal["allowed", "asked-allowed", "denied", "refused-by-policy"]
+DECISIONS: tuple[Decision, ...] = ("allowed", "asked-allowed", "denied", "refused-by-policy")
+Outcome = Literal["ok", "error"]
+
+STRING_LIMIT = 300
+SUMMARY_LIMIT = 200
+_ITEMS_LIMIT = 50
+_DEPTH_LIMIT = 6
+_SECRET_KEY = re.compile(
+    r"(?i)^(?:.*[_\-.])?(?:api[_\-]?key|apikey|token|access[_\-]?token|refresh[_\-]?token|"
+    r"secret|client[_\-]?secret|password|passwd|passphrase|authorization|auth|cookie|"
+    r"private[_\-]?key|credentials?)$"
+)
+
+
+@dataclass(frozen=True)
+class AuditRecord:
+    time: float
+    session: str | None
+    mode: str
+    tool: str
+    decision: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    duration: float = 0.0
+    outcome: str = "ok"
+    summary: str = ""
+    call_id: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def secret_key(key: str) -> bool:
+    """True for argument names whose values are credentials (``api_key``, ``x-auth-token``)."""
+    return bool(_SECRET_KEY.match(key))
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"…[+{len(text) - limit} chars]"
+
+
+def redact_arguments(value: Any, _depth: int = 0) -> Any:
+    """A copy of ``value`` safe to log: secrets redacted, secret keys dropped, strings cut."""
+    if isinstance(value, str):
+        return _cut(redact(value), STRING_LIMIT)
+    if _depth >= _DEPTH_LIMIT:
+        return "[…]"
+    if isinstance(value, dict):
+        return {
+            str(k): redact_arguments(v, _depth + 1)
+            for k, v in list(value.items())[:_ITEMS_LIMIT]
+            if not secret_key(str(k))
+        }
+    if isinstance(value, list | tuple):
+        return [redact_arguments(v, _depth + 1) for v in value[:_ITEMS_LIMIT]]
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    return _cut(redact(str(value)), STRING_LIMIT)
+
+
+def summarize(text: str, limit: int = SUMMARY_LIMIT) -> str:
+    """The first non-empty line of ``text``, redacted and cut: what the audit keeps of an output."""
+    line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
+    return _cut(redact(line), limit)
+
+
+class AuditLog:
+    """Append-only JSON lines; safe to share between threads and processes."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def record(
+        self,
+        *,
+        session: str | None,
+        mode: str,
+        tool: str,
+        decision: Decision,
+        arguments: dict[str, Any] | None = None,
+        duration: float = 0.0,
+        outcome: Outcome = "ok",
+        summary: str = "",
+        call_id: str | None = None,
+    ) -> AuditRecord:
+        """Write one line (one ``write()``, then fsync) and return what was written."""
+        if decision not in DECISIONS:
+            raise ValueError(f"unknown audit decision {decision!r}")
+        rec = AuditRecord(
+            time=time.time(),
+            session=session,
+            mode=mode,
+            tool=tool,
+            decision=decision,
+            arguments=redact_arguments(dict(arguments or {})),
+            duration=round(duration, 4),
+            outcome=outcome,
+            summary=_cut(redact(summary), SUMMARY_LIMIT),
+            call_id=call_id,
+        )
+        line = orjson.dumps(rec.as_dict()) + b"\n"
+        if not self.path.parent.is_dir():
+            make_private_dir(self.path.parent)
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return rec
+
+    def read(self, session: str | None = None, limit: int | None = None) -> list[AuditRecord]:
+        """Records oldest first (the newest ``limit`` when given); torn lines are skipped."""
+        try:
+            raw = self.path.read_bytes()
+        except FileNotFoundError:
+            return []
+        out: list[AuditRecord] = []
+        for text in raw.splitlines():
+            try:
+                data = orjson.loads(text)
+                rec = AuditRecord(**data)
+            except (orjson.JSONDecodeError, TypeError):
+                continue
+            if session is None or rec.session == session:
+                out.append(rec)
+        return out[-limit:] if limit else out

@@ -1,0 +1,102 @@
+"""Context-window compaction (DESIGN §5): older turns become one ``compact`` event.
+
+When the conversation nears the model's window, the oldest turns are summarised
+by the model and replaced (in the folded state, never in the log) by that
+summary. The cut always falls before a user message that starts a turn, so a
+``tool_use`` and its ``tool_result`` are never split.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from workhearth.models.messages import Message
+from workhearth.models.streaming import StreamingChatModel
+from workhearth.models.tokens import count_tokens
+from workhearth.sessions.session import Session
+
+SUMMARY_SYSTEM = (
+    "You compress the early part of a work session so it can continue within a limited "
+    "context. Write a faithful summary: the user's goals and constraints, decisions made, "
+    "files created or changed (with paths), commands run and their results, open questions "
+    "and what remains to do. Keep names, numbers and paths exact. No preamble."
+)
+
+
+class Compactor:
+    """Callable the agent loop runs before each step; returns True when it compacted."""
+
+    def __init__(self, threshold: float = 0.75, keep: float = 0.35, reserve: int = 4_096) -> None:
+        self.threshold = threshold
+        self.keep = keep
+        self.reserve = reserve
+        self._tokens: dict[int, int] = {}
+
+    def _size(self, seq: int, message: Message) -> int:
+        size = self._tokens.get(seq)
+        if size is None:
+            size = count_tokens(orjson.dumps(message["content"]).decode()) + 4
+            self._tokens[seq] = size
+        return size
+
+    def __call__(self, session: Session, model: StreamingChatModel) -> bool:
+        state = session.load()
+        messages, seqs = state.messages, state.seqs
+        sizes = [self._size(seq, m) for seq, m in zip(seqs, messages, strict=True)]
+        window = model.context_window - self.reserve
+        if sum(sizes) < self.threshold * window or len(messages) < 3:
+            return False
+        cut = self._cut(messages, sizes, int(self.keep * window))
+        if cut <= 0:
+            return False
+        summary = self._summarise(model, messages[:cut], window)
+        session.append("compact", {"summary": summary, "upto_seq": seqs[cut - 1]})
+        return True
+
+    @staticmethod
+    def _starts_turn(message: Message) -> bool:
+        return message["role"] == "user" and not any(
+            b.get("type") == "tool_result" for b in message["content"]
+        )
+
+    def _cut(self, messages: list[Message], sizes: list[int], keep_tokens: int) -> int:
+        """Index of the first kept message: a turn start, keeping about ``keep_tokens``."""
+        kept = 0
+        best = 0
+        for i in range(len(messages) - 1, 0, -1):
+            kept += sizes[i]
+            if self._starts_turn(messages[i]):
+                best = i
+                if kept >= keep_tokens:
+                    break
+        return best
+
+    def _summarise(self, model: StreamingChatModel, older: list[Message], window: int) -> str:
+        lines = []
+        for m in older:
+            for b in m["content"]:
+                kind = b.get("type")
+                if kind == "text":
+                    lines.append(f"{m['role']}: {b['text']}")
+                elif kind == "tool_use":
+                    lines.append(
+                        f"tool call {b['name']}: {orjson.dumps(b.get('input', {})).decode()}"
+                    )
+                elif kind == "tool_result":
+                    content = b.get("content")
+                    text = content if isinstance(content, str) else orjson.dumps(content).decode()
+                    lines.append(f"tool result: {text}")
+        transcript = "\n".join(lines)
+        budget_chars = max(4_000, int(window * 0.6) * 3)
+        if len(transcript) > budget_chars:
+            # Why: the part being summarised may itself exceed the window; keep both ends.
+            half = budget_chars // 2
+            transcript = transcript[:half] + "\n[…]\n" + transcript[-half:]
+        reply = model.complete(
+            SUMMARY_SYSTEM,
+            [{"role": "user", "content": [{"type": "text", "text": transcript}]}],
+        )
+        text = "".join(
+            b.get("text", "") for b in reply["content"] if b.get("type") == "text"
+        ).strip()
+        return text or "(earlier conversation omitted)"

@@ -1,0 +1,200 @@
+"""The session's file history: every overwrite or edit keeps the previous version (DESIGN §5).
+
+``sessions/<id>/file-history/`` holds ``<n>-<name>`` (the bytes a tool
+replaced) and ``manifest.jsonl``, one line per version: ``n``, the original
+path, time, tool call id, size, and the sha256 of the content that replaced it.
+In an encrypted session the version files are sealed with the session key,
+named ``<n>.bin``, and each manifest line is sealed too (a path is content).
+
+The version file is written (atomically, fsynced) before its manifest line and
+before the overwrite it protects; numbering comes from the folder listing, so a
+crash between the two never reuses a number.
+
+Restoring is like the trash's: it refuses to replace a file that changed since
+the session last wrote it (someone else's newer work) unless ``overwrite`` is
+given, and the version it replaces goes into the history first, so a restore
+can itself be undone.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from workhearth.agent.safefs import SafeFS
+from workhearth.errors import CorruptDataError, NotFoundError, UsageError
+from workhearth.fsutil import atomic_write, make_private_dir
+from workhearth.sessions.session import Session
+
+FOLDER = "file-history"
+MANIFEST = "manifest.jsonl"
+_NUMBERED = re.compile(r"^(\d+)[-.]")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._+\-]")
+
+
+@dataclass(frozen=True)
+class HistoryItem:
+    n: int
+    original: str
+    time: float
+    call_id: str | None
+    size: int
+    file: str
+    replaced_by: str | None = None  # sha256 of the content written over this version
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+class _Unchanged(Exception):
+    """The file already holds the version being restored."""
+
+
+class FileHistory:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.folder = session.folder / FOLDER
+        self.manifest = self.folder / MANIFEST
+
+    def _next_number(self) -> int:
+        if not self.folder.is_dir():
+            return 1
+        numbers = [int(m.group(1)) for p in os.listdir(self.folder) if (m := _NUMBERED.match(p))]
+        return max(numbers, default=0) + 1
+
+    def save(
+        self,
+        original: str,
+        previous: bytes,
+        *,
+        call_id: str | None = None,
+        replaced_by: bytes | None = None,
+    ) -> HistoryItem:
+        """Keep ``previous`` (the bytes about to be replaced at ``original``) durably."""
+        make_private_dir(self.folder)
+        cipher = self.session.cipher
+        n = self._next_number()
+        if cipher is not None:
+            name, data = f"{n}.bin", cipher.seal_blob(f"file-history:{n}", previous)
+        else:
+            base = _UNSAFE.sub("_", os.path.basename(original.rstrip("/")))[:100] or "file"
+            name, data = f"{n}-{base}", previous
+        item = HistoryItem(
+            n=n,
+            original=original,
+            time=time.time(),
+            call_id=call_id,
+            size=len(previous),
+            file=name,
+            replaced_by=sha256(replaced_by) if replaced_by is not None else None,
+        )
+        atomic_write(self.folder / name, data)
+        line: dict[str, Any] = item.as_dict()
+        if cipher is not None:
+            sealed = cipher.seal_blob(f"file-history-manifest:{n}", orjson.dumps(line))
+            line = {"n": n, "sealed": base64.b64encode(sealed).decode("ascii")}
+        fd = os.open(self.manifest, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            os.write(fd, orjson.dumps(line) + b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        return item
+
+    def list(self) -> list[HistoryItem]:
+        """Every kept version, oldest first (damaged manifest lines are skipped)."""
+        try:
+            raw = self.manifest.read_bytes()
+        except FileNotFoundError:
+            return []
+        cipher = self.session.cipher
+        items: list[HistoryItem] = []
+        for text in raw.splitlines():
+            try:
+                line = orjson.loads(text)
+                if "sealed" in line:
+                    if cipher is None:
+                        continue
+                    label = f"file-history-manifest:{int(line['n'])}"
+                    line = orjson.loads(cipher.open_blob(label, base64.b64decode(line["sealed"])))
+                items.append(HistoryItem(**line))
+            except (ValueError, TypeError, KeyError, CorruptDataError):
+                continue
+        return items
+
+    def get(self, n: int) -> HistoryItem:
+        for item in self.list():
+            if item.n == n:
+                return item
+        raise NotFoundError(f"no version {n} in the file history of session {self.session.id}")
+
+    def read(self, n: int) -> bytes:
+        """The bytes of version ``n``."""
+        item = self.get(n)
+        data = (self.folder / item.file).read_bytes()
+        cipher = self.session.cipher
+        if cipher is not None:
+            data = cipher.open_blob(f"file-history:{n}", data)
+        return data
+
+    def latest_for(self, original: str) -> HistoryItem | None:
+        found = [item for item in self.list() if item.original == original]
+        return found[-1] if found else None
+
+    def restore(
+        self,
+        n: int,
+        *,
+        overwrite: bool = False,
+        fs: SafeFS | None = None,
+        to: str | Path | None = None,
+    ) -> HistoryItem:
+        """Put version ``n`` back at its original path (or ``to``).
+
+        Through ``fs`` when given (agent tools stay inside the authorized
+        folders); otherwise the destination's folder is the only root. Refuses
+        when the file changed since this session last wrote it, unless
+        ``overwrite``; the replaced content is kept as a new version first.
+        """
+        item = self.get(n)
+        data = self.read(n)
+        dest = str(to) if to is not None else item.original
+        if fs is None:
+            dest = os.path.abspath(dest)
+            parent = Path(dest).parent
+            parent.mkdir(parents=True, exist_ok=True)
+            fs = SafeFS([parent])
+        else:
+            dest = fs.display(dest)
+
+        def keep_current(previous: bytes | None) -> None:
+            if previous is None:
+                return
+            if previous == data:
+                raise _Unchanged
+            newest = self.latest_for(dest)
+            ours = newest is not None and newest.replaced_by == sha256(previous)
+            if not ours and not overwrite:
+                raise UsageError(
+                    f"{dest} changed since this session last wrote it; "
+                    f"restore version {n} with overwrite to replace it"
+                )
+            self.save(dest, previous, call_id=f"restore-{n}", replaced_by=data)
+
+        try:
+            fs.write_bytes(dest, data, before_replace=keep_current)
+        except _Unchanged:
+            pass
+        return item

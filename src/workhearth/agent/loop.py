@@ -1,0 +1,283 @@
+"""The agent loop: ask the model, run the tools it calls, record everything, repeat.
+
+Every message is appended to the session before the next step (DESIGN §5), so a
+crash at any point resumes from the transcript: the resume engine closes tool
+calls that never got a result, and :meth:`Agent.run` carries on from there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from workhearth.errors import ModelError
+from workhearth.models.messages import Message
+from workhearth.models.streaming import (
+    Completion,
+    Done,
+    StreamEvent,
+    StreamingChatModel,
+    TextDelta,
+    ToolSpec,
+    Usage,
+)
+from workhearth.sessions.reconstruct import repair
+from workhearth.sessions.session import Session
+
+Status = Literal["done", "max_steps", "time", "cost", "interrupted", "error", "nothing_to_do"]
+
+
+@dataclass
+class ToolOutcome:
+    content: str
+    is_error: bool = False
+
+
+class ToolBox(Protocol):
+    """What the loop needs from the tool registry."""
+
+    def specs(self) -> Sequence[ToolSpec]: ...
+
+    def read_only(self, name: str) -> bool: ...
+
+    def call(self, name: str, arguments: dict[str, Any], call_id: str) -> ToolOutcome: ...
+
+
+@dataclass
+class Limits:
+    """Quest boundaries; ``None`` means no limit."""
+
+    max_steps: int = 50
+    max_seconds: float | None = None
+    max_cost: float | None = None
+
+
+@dataclass
+class RunResult:
+    status: Status
+    text: str
+    steps: int
+    session_id: str
+    usage: Usage = field(default_factory=Usage)
+    cost: float | None = None
+    models: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in ("done", "nothing_to_do")
+
+
+@dataclass
+class ToolEvent:
+    """Emitted around each tool call so a terminal can show progress."""
+
+    phase: Literal["start", "end"]
+    name: str
+    call_id: str
+    arguments: dict[str, Any]
+    outcome: ToolOutcome | None = None
+
+
+Listener = Callable[[StreamEvent | ToolEvent], None]
+Compactor = Callable[[Session, StreamingChatModel], bool]
+
+
+def _text_of(message: Message) -> str:
+    return "".join(b.get("text", "") for b in message["content"] if b.get("type") == "text")
+
+
+class Agent:
+    def __init__(
+        self,
+        *,
+        session: Session,
+        model: StreamingChatModel,
+        tools: ToolBox,
+        system: str,
+        mode: str,
+        limits: Limits | None = None,
+        listener: Listener | None = None,
+        compactor: Compactor | None = None,
+        parallel_tools: int = 4,
+    ) -> None:
+        self.session = session
+        self.model = model
+        self.tools = tools
+        self.system = system
+        self.mode = mode
+        self.limits = limits or Limits()
+        self.listener = listener or (lambda _e: None)
+        self.compactor = compactor
+        self.parallel_tools = parallel_tools
+        self.usage = Usage()
+        self.cost: float | None = None
+        self.models: list[str] = []
+
+    # ---------------------------------------------------------------- state
+    def checkpoint(self, **extra: Any) -> None:
+        business = dict(self.session.load().business)
+        business.update(
+            mode=self.mode,
+            model=self.models[-1] if self.models else business.get("model"),
+            system=self.system,
+            system_prompt_hash=hashlib.sha256(self.system.encode()).hexdigest()[:16],
+            usage={
+                "input_tokens": self.usage.input_tokens,
+                "output_tokens": self.usage.output_tokens,
+            },
+            cost=self.cost,
+            tier=getattr(self.model, "tier", None),
+            **extra,
+        )
+        self.session.checkpoint(business)
+
+    def _conversation(self) -> list[Message]:
+        repaired = repair(self.session.load().messages)
+        if repaired.closed_tool_calls and repaired.messages:
+            # Why: make the transcript say what the model will be told: those calls
+            # were interrupted. Appended once; later repairs find them answered.
+            last = repaired.messages[-1]
+            closures = [
+                b
+                for b in last["content"]
+                if b.get("type") == "tool_result"
+                and b.get("tool_use_id") in repaired.closed_tool_calls
+            ]
+            if last["role"] == "user" and closures:
+                self.session.append_message({"role": "user", "content": closures})
+                repaired = repair(self.session.load().messages)
+        return repaired.messages
+
+    # ------------------------------------------------------------------ run
+    def run(self, task: str | None = None) -> RunResult:
+        """Work on ``task`` (or continue the session's unfinished one) until done or a limit."""
+        started = time.monotonic()
+        if task:
+            self.session.append_message(
+                {"role": "user", "content": [{"type": "text", "text": task}]}
+            )
+            self.session.turn_end()
+        messages = self._conversation()
+        if not messages or messages[-1]["role"] != "user":
+            last = _text_of(messages[-1]) if messages else ""
+            return RunResult("nothing_to_do", last, 0, self.session.id)
+        steps = 0
+        text = ""
+        while True:
+            if steps >= self.limits.max_steps:
+                return self._stop("max_steps", text, steps)
+            if (
+                self.limits.max_seconds is not None
+                and time.monotonic() - started > self.limits.max_seconds
+            ):
+                return self._stop("time", text, steps)
+            if self.limits.max_cost is not None and (self.cost or 0.0) >= self.limits.max_cost:
+                return self._stop("cost", text, steps)
+            if self.compactor is not None and self.compactor(self.session, self.model):
+                messages = self._conversation()
+            steps += 1
+            try:
+                completion = self._ask(messages)
+            except KeyboardInterrupt:
+                self.session.turn_end()
+                return self._stop("interrupted", text, steps)
+            except ModelError as exc:
+                self.session.turn_end()
+                result = self._stop("error", text, steps)
+                result.error = str(exc)
+                return result
+            message = completion.message
+            text = _text_of(message) or text
+            calls = completion.tool_calls
+            if not calls:
+                self.checkpoint()
+                self.session.turn_end()
+                return self._stop("done", text, steps)
+            try:
+                results = self._run_tools(calls)
+            except KeyboardInterrupt:
+                self.session.turn_end()
+                return self._stop("interrupted", text, steps)
+            self.session.append_message({"role": "user", "content": results})
+            self.checkpoint()
+            self.session.turn_end()
+            messages = self._conversation()
+
+    def _stop(self, status: Status, text: str, steps: int) -> RunResult:
+        return RunResult(
+            status, text, steps, self.session.id, self.usage, self.cost, list(self.models)
+        )
+
+    def _ask(self, messages: list[Message]) -> Completion:
+        completion: Completion | None = None
+        for event in self.model.stream(self.system, messages, tools=self.tools.specs()):
+            self.listener(event)
+            if isinstance(event, Done):
+                completion = event.completion
+        if completion is None:
+            raise ModelError(
+                f"{self.model.name}: the reply ended without a result", kind="stream_cut"
+            )
+        message = completion.message
+        if not message["content"]:
+            # Why: an empty reply is not a valid message for either API; say so instead of storing it.
+            message = {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "(the model returned nothing)"}],
+            }
+            completion = Completion(
+                message, completion.usage, "end_turn", completion.model, completion.cost
+            )
+        message["model"] = completion.model  # which configured model answered this turn
+        self.session.append_message(message)
+        self.usage = self.usage + completion.usage
+        if completion.cost is not None:
+            self.cost = (self.cost or 0.0) + completion.cost
+        self.models.append(completion.model)
+        if completion.stop_reason == "max_tokens" and completion.tool_calls:
+            # Why: a tool call cut by the token limit has partial input; never run it.
+            raise ModelError(
+                "the reply hit max_tokens in the middle of a tool call", kind="provider"
+            )
+        return completion
+
+    def _run_tools(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        def one(call: dict[str, Any]) -> dict[str, Any]:
+            args = call.get("input") or {}
+            self.listener(ToolEvent("start", call["name"], call["id"], args))
+            outcome = self.tools.call(call["name"], args, call["id"])
+            self.listener(ToolEvent("end", call["name"], call["id"], args, outcome))
+            block: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": call["id"],
+                "content": outcome.content or "(no output)",
+            }
+            if outcome.is_error:
+                block["is_error"] = True
+            return block
+
+        # Why: read-only calls of one turn are independent and run side by side;
+        # anything with side effects runs alone, in the order the model asked.
+        if len(calls) > 1 and all(self.tools.read_only(c["name"]) for c in calls):
+            with ThreadPoolExecutor(max_workers=self.parallel_tools) as pool:
+                return list(pool.map(one, calls))
+        return [one(c) for c in calls]
+
+
+def print_stream(write: Callable[[str], None]) -> Listener:
+    """A listener that writes text as it streams and one line per tool call."""
+
+    def listener(event: StreamEvent | ToolEvent) -> None:
+        if isinstance(event, TextDelta):
+            write(event.text)
+        elif isinstance(event, ToolEvent) and event.phase == "start":
+            write(f"\n[{event.name}] ")
+        elif isinstance(event, ToolEvent) and event.outcome is not None:
+            write("error\n" if event.outcome.is_error else "ok\n")
+
+    return listener

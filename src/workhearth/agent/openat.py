@@ -1,0 +1,324 @@
+"""The openat-style walk that confines file access to authorized roots (see :mod:`.safefs`).
+
+Nothing here opens a path string: the root is opened with ``O_DIRECTORY`` and
+each component is opened relative to its parent's descriptor with
+``O_NOFOLLOW``. A link met on the way is read with ``readlink``, resolved
+lexically against the real folders already walked, and walked again from a
+root, so the kernel never follows a link for us.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from workhearth.errors import HearthError, NotFoundError, UsageError
+
+DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+MAX_LINKS = 40
+
+
+class PathDenied(HearthError):
+    """A path outside the authorized folders, a link leading out, or a protected folder."""
+
+
+@dataclass(frozen=True)
+class Root:
+    """An authorized folder: its absolute path as given and its real path at authorization."""
+
+    path: Path
+    real: Path
+
+
+class Retry(Exception):
+    """The final component changed into a link between resolving and opening it."""
+
+
+def openat(dir_fd: int, name: str, flags: int, mode: int = 0o777) -> int:
+    """One ``openat`` step; a seam for tests that simulate a swap between steps."""
+    return os.open(name, flags, mode, dir_fd=dir_fd)
+
+
+def kind_of(mode: int) -> str:
+    if stat.S_ISREG(mode):
+        return "file"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    if stat.S_ISLNK(mode):
+        return "symlink"
+    return "other"
+
+
+def lexical(parts: Sequence[str], shown: str) -> list[str]:
+    out: list[str] = []
+    for part in parts:
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not out:
+                raise PathDenied(f"{shown}: climbs out of the authorized folder")
+            out.pop()
+        else:
+            out.append(part)
+    return out
+
+
+class Confinement:
+    """Authorized roots, protected folders, and the race-free walk between them."""
+
+    def __init__(
+        self,
+        roots: Sequence[str | Path],
+        *,
+        protected: Sequence[str | Path] = (),
+    ) -> None:
+        if not roots:
+            raise UsageError("no authorized folder: add one with `hearth workspace add DIR`")
+        self.roots = tuple(Root(Path(os.path.abspath(r)), Path(os.path.realpath(r))) for r in roots)
+        self._ids: dict[Root, tuple[int, int]] = {}
+        for root in self.roots:
+            with contextlib.suppress(OSError):
+                st = os.stat(root.path)
+                self._ids[root] = (st.st_dev, st.st_ino)
+        self._protected: set[tuple[int, int]] = set()
+        for p in protected:
+            with contextlib.suppress(OSError):
+                st = os.stat(p)
+                self._protected.add((st.st_dev, st.st_ino))
+
+    # ------------------------------------------------------------- locating
+    def _split(self, path: str | Path) -> tuple[Root, list[str]]:
+        text = os.fspath(path)
+        if "\0" in text:
+            raise PathDenied("a path cannot contain a NUL character")
+        if not text:
+            raise UsageError("the path is empty")
+        if not os.path.isabs(text):
+            return self.roots[0], lexical(text.split("/"), text)
+        parts = lexical(text.split("/"), text)
+        best: tuple[int, Root] | None = None
+        for root in self.roots:
+            for base in (root.path, root.real):
+                n = len(base.parts) - 1
+                if parts[:n] == list(base.parts[1:]) and (best is None or n > best[0]):
+                    best = (n, root)
+        if best is None:
+            raise PathDenied(f"{text} is outside the authorized folders")
+        return best[1], parts[best[0] :]
+
+    def display(self, path: str | Path) -> str:
+        """The absolute path a user would recognise (before any link is followed)."""
+        root, parts = self._split(path)
+        return str(root.path.joinpath(*parts))
+
+    def _relink(self, root: Root, done: list[str], link: str, rest: Sequence[str], shown: str):
+        if os.path.isabs(link):
+            target = os.path.join(link, *rest)
+            try:
+                return self._split(target)
+            except PathDenied:
+                raise PathDenied(
+                    f"{shown}: goes through a link to {link}, outside the authorized folders"
+                ) from None
+        try:
+            return root, lexical([*done, *link.split("/"), *rest], shown)
+        except PathDenied:
+            raise PathDenied(
+                f"{shown}: goes through a link to {link}, outside the authorized folder"
+            ) from None
+
+    def _open_root(self, root: Root) -> int:
+        try:
+            fd = os.open(root.path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            raise NotFoundError(f"the authorized folder {root.path} is gone") from None
+        st = os.fstat(fd)
+        known = self._ids.setdefault(root, (st.st_dev, st.st_ino))
+        if known != (st.st_dev, st.st_ino):
+            os.close(fd)
+            raise PathDenied(f"the authorized folder {root.path} was replaced since it was opened")
+        return fd
+
+    def _guard(self, fd: int, shown: str) -> None:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) in self._protected:
+            raise PathDenied(f"{shown}: workhearth's own data folder is off limits")
+
+    def _resolve(
+        self, path: str | Path, *, follow_last: bool, make_parents: bool = False
+    ) -> tuple[int, str | None, Root, list[str]]:
+        """Walk to the parent of ``path``: ``(parent_fd, name, root, parts)``.
+
+        ``name`` is None when the path is the root itself (then ``parent_fd`` is
+        the root's). The caller owns ``parent_fd``.
+        """
+        shown = os.fspath(path)
+        root, parts = self._split(path)
+        for _hop in range(MAX_LINKS):
+            step = self._walk_parents(self._open_root(root), root, parts, shown, make_parents)
+            if isinstance(step, tuple):
+                root, parts = step
+                continue
+            fd = step
+            if not parts:
+                return fd, None, root, parts
+            name = parts[-1]
+            try:
+                link = readlink(fd, name) if follow_last else None
+                if link is None:
+                    return fd, name, root, parts
+                nxt = self._relink(root, parts[:-1], link, [], shown)
+            except BaseException:
+                os.close(fd)
+                raise
+            os.close(fd)
+            root, parts = nxt
+        raise PathDenied(f"{shown}: too many levels of links")
+
+    def _walk_parents(
+        self, fd: int, root: Root, parts: list[str], shown: str, make: bool
+    ) -> int | tuple[Root, list[str]]:
+        """Open each folder above the last component, owning ``fd``.
+
+        Returns the parent's fd, or ``(root, parts)`` to walk again when a
+        component is a link (its target, resolved lexically).
+        """
+        done: list[str] = []
+        try:
+            for i, name in enumerate(parts[:-1]):
+                step = _step(fd, name, make, shown, "/".join([*done, name]))
+                if isinstance(step, str):
+                    return self._relink(root, done, step, parts[i + 1 :], shown)
+                os.close(fd)
+                fd = step
+                self._guard(fd, shown)
+                done.append(name)
+            result, fd = fd, -1
+            return result
+        finally:
+            if fd >= 0:
+                os.close(fd)
+
+    def locate(self, path: str | Path) -> Path:
+        """The absolute path ``path`` leads to once in-root links are followed."""
+        fd, _name, root, parts = self._resolve(path, follow_last=True)
+        os.close(fd)
+        return root.path.joinpath(*parts)
+
+    # -------------------------------------------------------------- opening
+    def _open_final(self, path: str | Path, flags: int) -> tuple[int, str]:
+        """Open the final component (links followed inside the roots); ``(fd, shown)``."""
+        shown = os.fspath(path)
+        for _attempt in range(MAX_LINKS):
+            pfd, name, _root, _parts = self._resolve(path, follow_last=True)
+            try:
+                if name is None:
+                    fd = os.dup(pfd)
+                else:
+                    try:
+                        fd = openat(pfd, name, flags | os.O_NOFOLLOW)
+                    except FileNotFoundError:
+                        raise NotFoundError(f"no such file: {shown}") from None
+                    except OSError as exc:
+                        if exc.errno == errno.ELOOP:
+                            continue  # became a link after resolving: resolve again
+                        raise
+                try:
+                    self._guard(fd, shown)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                return fd, shown
+            finally:
+                os.close(pfd)
+        raise PathDenied(f"{shown}: too many levels of links")
+
+
+def _step(fd: int, name: str, make: bool, shown: str, where: str) -> int | str:
+    """Open folder ``name`` under ``fd``: its descriptor, or the text of the link it is."""
+    for _attempt in range(MAX_LINKS):
+        try:
+            return openat(fd, name, DIR_FLAGS)
+        except FileNotFoundError:
+            if not make:
+                raise NotFoundError(f"{shown}: no folder {where}") from None
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o777, dir_fd=fd)
+            continue
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+        link = readlink(fd, name)
+        if link is not None:
+            return link
+        try:
+            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        if not stat.S_ISDIR(st.st_mode):
+            raise UsageError(f"{shown}: {where} is not a folder")
+        # Why: it was a link a moment ago and is a folder again; open it anew.
+    raise PathDenied(f"{shown}: {where} keeps changing; try again")
+
+
+def readlink(dir_fd: int, name: str) -> str | None:
+    """The text of the link ``name``, or None when it is not a link (or is gone)."""
+    try:
+        return os.readlink(name, dir_fd=dir_fd)
+    except OSError as exc:
+        if exc.errno in (errno.EINVAL, errno.ENOENT):
+            return None
+        raise
+
+
+def read_existing(pfd: int, name: str, shown: str) -> tuple[bytes | None, int | None]:
+    try:
+        fd = openat(pfd, name, FILE_FLAGS)
+    except FileNotFoundError:
+        return None, None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise Retry from None
+        if exc.errno == errno.EISDIR:
+            raise UsageError(f"{shown} is a folder") from None
+        raise
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        what = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        raise UsageError(f"{shown} is {what}")
+    os.set_blocking(fd, True)
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read(), stat.S_IMODE(st.st_mode)
+
+
+def replace_at(pfd: int, name: str, data: bytes, mode: int | None) -> None:
+    """Temp file beside ``name`` (same folder fd), fsync, rename over it, fsync the folder."""
+    tmp = f".{name[:200]}.{secrets.token_hex(4)}.tmp"
+    fd = openat(
+        pfd, tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666
+    )
+    try:
+        if mode is not None:
+            os.fchmod(fd, mode)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.fsync(fd)
+        os.close(fd)
+        fd = -1
+        os.rename(tmp, name, src_dir_fd=pfd, dst_dir_fd=pfd)
+    except BaseException:
+        if fd >= 0:
+            os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=pfd)
+        raise
+    os.fsync(pfd)

@@ -1,0 +1,155 @@
+"""Assemble a run: session, model, tools, system prompt and limits, from one Workhearth.
+
+The CLI (``hearth run``, ``hearth resume``, interactive ``hearth``) and, later, the
+server build agents here, so every entry point gets the same safety rules.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, TextIO
+
+from workhearth.agent.approval import Approver, Policy, TerminalApprover
+from workhearth.agent.audit import AuditLog
+from workhearth.agent.compact import Compactor
+from workhearth.agent.loop import Agent, Limits, Listener, RunResult
+from workhearth.agent.safefs import SafeFS
+from workhearth.agent.tools import ToolContext, default_registry, quest_sandbox
+from workhearth.agent.workspace import Workspaces
+from workhearth.errors import UsageError
+from workhearth.shell.sandbox import NOT_INSTALLED
+from workhearth.trash import Trash
+
+if TYPE_CHECKING:
+    from workhearth.app import Workhearth
+    from workhearth.sessions.session import Session
+
+Mode = Literal["ask", "agent", "quest"]
+MODES: tuple[Mode, ...] = ("ask", "agent", "quest")
+MODE_TEXT = {
+    "ask": "ask — you may only read and search; you cannot change files or run commands.",
+    "agent": "agent — each write, delete or shell command is shown to the user, who allows or denies it.",
+    "quest": "quest — you work alone inside preset boundaries (authorized folders, denied commands, "
+    "step, time and cost limits); nobody answers questions, so decide and proceed.",
+}
+SYSTEM_TEMPLATE = """You are hearth, an agent doing real work on the user's own machine.
+Workspace: {workspace}
+Authorized folders: {roots}
+Mode: {mode_text}
+
+Work with the tools. Paths are relative to the workspace unless absolute. Deleted files go to a
+restorable trash, and every overwrite keeps the previous version, but still act with care. Read
+before you edit. Keep answers short and say plainly what you did and what remains.
+Save to memory only short, plain sentences the user would confirm.
+{skills}{memory}"""
+
+
+@dataclass
+class RunOptions:
+    mode: Mode | None = None  # None: the session's own mode (default "agent")
+    model: str | None = None  # --model; None: routed by the router (sticky tier)
+    yes: bool = False
+    env: Mapping[str, str] = field(default_factory=dict)
+    stdin: TextIO | None = None
+    stderr: TextIO | None = None
+    listener: Listener | None = None
+    approver: Approver | None = None
+
+
+def _mode(value: str | None, default: str | None) -> Mode:
+    mode = value or default or "agent"
+    if mode not in MODES:
+        raise UsageError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    return mode  # type: ignore[return-value]
+
+
+def system_prompt(wh: Workhearth, fs: SafeFS, mode: Mode, task: str | None) -> str:
+    memory = wh.memory.context(topic=task) if task else wh.memory.context()
+    return SYSTEM_TEMPLATE.format(
+        workspace=wh.workspace,
+        roots=", ".join(str(r.path) for r in fs.roots),
+        mode_text=MODE_TEXT[mode],
+        skills="",  # Why: the skills catalogue arrives with the skills issue; its place is here.
+        memory=f"\n# What you remember\n{memory}\n" if memory else "",
+    )
+
+
+def build_agent(wh: Workhearth, session: Session, opts: RunOptions, task: str | None) -> Agent:
+    from workhearth.models.router import Router
+
+    state = session.load().business
+    mode = _mode(opts.mode, state.get("mode"))
+    models = wh.config.models
+    router = Router.from_config(models, pinned=opts.model, tier=state.get("tier") or "light")
+    workspaces = Workspaces(wh.paths, current=wh.workspace)
+    fs = SafeFS(workspaces.roots(), trash=Trash(wh.paths.trash), protected=workspaces.protected())
+    policy = Policy.from_config(wh.config.raw)
+    approver = opts.approver or TerminalApprover(opts.stdin, opts.stderr, yes=opts.yes)
+    sandbox = None
+    if mode == "quest":
+        sandbox = quest_sandbox(
+            fs, Path(tempfile.mkdtemp(prefix="hearth-quest-")), opts.env.get("PATH")
+        )
+        if sandbox is None and opts.stderr is not None:
+            print(f"hearth: quest mode: {NOT_INSTALLED}", file=opts.stderr)
+    ctx = ToolContext(
+        session=session,
+        fs=fs,
+        mode=mode,
+        memory=wh.memory,
+        sessions=wh.sessions,
+        approver=approver,
+        audit=AuditLog(wh.paths.audit_log),
+        policy=policy,
+        env=opts.env,
+        sandbox=sandbox,
+    )
+    tools = default_registry().bind(ctx)
+    # Why: a resumed session keeps the prompt it started with unless the mode changed.
+    system = state.get("system") if state.get("system") and state.get("mode") == mode else None
+    system = system or system_prompt(wh, fs, mode, task)
+    limits = Limits(max_steps=policy.max_steps)
+    if mode == "quest":
+        limits = Limits(policy.max_steps, policy.max_seconds, policy.max_cost)
+    agent = Agent(
+        session=session,
+        model=router,
+        tools=tools,
+        system=system,
+        mode=mode,
+        limits=limits,
+        listener=opts.listener,
+        compactor=Compactor(),
+    )
+    if state.get("mode") != mode:
+        agent.checkpoint()  # a mode switch is recorded
+    return agent
+
+
+def run_task(wh: Workhearth, task: str, opts: RunOptions) -> RunResult:
+    """Start a new session in the current workspace and work on ``task``."""
+    if not task.strip():
+        raise UsageError("the task is empty")
+    mode = _mode(opts.mode, None)
+    session = wh.sessions.create(model=opts.model, mode=mode)
+    with session:
+        agent = build_agent(wh, session, opts, task)
+        try:
+            return agent.run(task)
+        finally:
+            agent.model.close()
+
+
+def resume(
+    wh: Workhearth, session: Session, opts: RunOptions, task: str | None = None
+) -> RunResult:
+    """Continue a session where it stopped (and, with ``task``, give it the next instruction)."""
+    with session:
+        agent = build_agent(wh, session, opts, task)
+        try:
+            return agent.run(task)
+        finally:
+            agent.model.close()

@@ -1,0 +1,131 @@
+"""What every tool receives (:class:`ToolContext`) and returns (:class:`ToolResult`)."""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from workhearth.agent.approval import Approver, Gate, Mode, Policy, deny_all
+from workhearth.agent.audit import AuditLog
+from workhearth.agent.history import FileHistory
+from workhearth.agent.safefs import SafeFS
+from workhearth.errors import HearthError, UsageError
+from workhearth.sessions.session import Session
+from workhearth.shell.sandbox import Sandbox
+from workhearth.shell.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from workhearth.memory.api import Memory
+    from workhearth.sessions.store import SessionStore
+
+# Why: the model sees this much of an output; the rest is one read_file away.
+OUTPUT_LIMIT = 8_000
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What the model gets back: ``content`` text, flagged ``is_error`` when the call failed."""
+
+    content: str
+    is_error: bool = False
+
+
+class ToolError(HearthError):
+    """A tool could not do what was asked; the model sees the message as an error result."""
+
+
+class _Shared:
+    """Per-session state every per-call copy of a context shares."""
+
+    def __init__(self, snapshot: Snapshot | None) -> None:
+        self.snapshot = snapshot
+        self.memory_lock = threading.Lock()
+        self.snapshot_lock = threading.Lock()
+
+
+@dataclass
+class ToolContext:
+    """Everything a tool may use. One per session; :meth:`for_call` makes the per-call copy.
+
+    ``snapshot`` is the shell captured at session start (None: captured on the
+    first ``shell`` call from ``env``). ``sandbox`` confines shell commands in
+    quest mode. ``gate`` holds the session's approvals ("always" answers), and
+    is built from ``mode``, ``policy`` and ``approver`` when not given.
+    """
+
+    session: Session
+    fs: SafeFS
+    mode: Mode = "agent"
+    memory: Memory | None = None
+    sessions: SessionStore | None = None
+    approver: Approver = deny_all
+    audit: AuditLog | None = None
+    policy: Policy = field(default_factory=Policy)
+    snapshot: Snapshot | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    sandbox: Sandbox | None = None
+    shell_timeout: float = 120.0
+    call_id: str = ""
+    history: FileHistory | None = None
+    gate: Gate | None = None
+    output_limit: int = OUTPUT_LIMIT
+    shared: _Shared | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.history is None:
+            self.history = FileHistory(self.session)
+        if self.gate is None:
+            self.gate = Gate(self.mode, self.policy, self.approver)
+        if self.shared is None:
+            self.shared = _Shared(self.snapshot)
+
+    def for_call(self, call_id: str) -> ToolContext:
+        """The same context for one tool call (history, gate and snapshot stay shared)."""
+        return dataclasses.replace(self, call_id=call_id)
+
+    @property
+    def workspace(self) -> Path:
+        return self.fs.roots[0].path
+
+    def show(self, path: str | Path) -> str:
+        """A path as the model should see it: relative to the workspace when inside it."""
+        full = Path(self.fs.display(path))
+        try:
+            return str(full.relative_to(self.workspace)) or "."
+        except ValueError:
+            return str(full)
+
+    def output_id(self) -> str:
+        """The call id, or a fresh one when the provider's id cannot name a file."""
+        try:
+            self.session.tool_output_path(self.call_id)
+            return self.call_id
+        except UsageError:
+            return "call-" + secrets.token_hex(6)
+
+
+def bound(ctx: ToolContext, text: str, limit: int | None = None) -> str:
+    """``text`` if short; else its head and tail, the whole saved in the session's tool outputs."""
+    limit = limit or ctx.output_limit
+    if len(text) <= limit:
+        return text
+    path = ctx.session.write_tool_output(ctx.output_id(), text)
+    half = limit // 2
+    head, tail = text[:half], text[-half:]
+    cut = head.rfind("\n")
+    if cut > half // 2:
+        head = head[: cut + 1]
+    cut = tail.find("\n")
+    if 0 <= cut < half // 2:
+        tail = tail[cut + 1 :]
+    omitted = len(text) - len(head) - len(tail)
+    note = (
+        f"\n[… {omitted} characters omitted. The full output ({len(text)} characters) is in "
+        f"{path}; read it with read_file and offset/limit …]\n"
+    )
+    return head + note + tail

@@ -1,0 +1,274 @@
+"""Tools are typed Python functions; the registry turns them into specs and runs calls.
+
+A tool is ``def name(ctx: ToolContext, arg: type = default, ...) -> str | ToolResult``
+marked with :func:`tool`. Its parameters after ``ctx`` become a JSON schema (via
+pydantic; ``Annotated[int, Field(ge=1, description=...)]`` adds limits and
+words) and its docstring the description the model reads.
+
+:meth:`ToolRegistry.call` is the one way a call runs: validate the input, ask the
+:class:`~workhearth.agent.approval.Gate`, make the session durable before a side
+effect, run, bound the output, and write one audit line. Every failure
+(bad input, denial, :class:`PathDenied`, a missing file, a bug in a tool) comes
+back as an ``is_error`` result; nothing but ``KeyboardInterrupt`` escapes.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+import typing
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError, create_model
+
+from workhearth.agent.audit import Decision, summarize
+from workhearth.agent.tools.context import ToolContext, ToolResult, bound
+from workhearth.errors import HearthError
+from workhearth.models.streaming import ToolSpec
+
+ToolFunc = Callable[..., "str | ToolResult"]
+Preview = Callable[[ToolContext, BaseModel], str]
+
+
+@dataclass(frozen=True)
+class ToolOptions:
+    read_only: bool
+    preview: Preview | None = None
+    command_arg: str | None = None  # checked against the denied-command list
+    allow_always: bool = True
+    output_limit: int | None = None
+
+
+def tool(
+    *,
+    read_only: bool,
+    preview: Preview | None = None,
+    command_arg: str | None = None,
+    allow_always: bool = True,
+    output_limit: int | None = None,
+) -> Callable[[ToolFunc], ToolFunc]:
+    """Mark a function as a tool; it stays a plain function you can call directly."""
+
+    def mark(func: ToolFunc) -> ToolFunc:
+        func.__workhearth_tool__ = ToolOptions(  # type: ignore[attr-defined]
+            read_only, preview, command_arg, allow_always, output_limit
+        )
+        return func
+
+    return mark
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    func: ToolFunc
+    description: str
+    model: type[BaseModel]
+    options: ToolOptions
+
+    @property
+    def read_only(self) -> bool:
+        return self.options.read_only
+
+    @property
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, input_schema(self.model))
+
+    @classmethod
+    def from_function(cls, func: ToolFunc, name: str | None = None) -> Tool:
+        options = getattr(func, "__workhearth_tool__", None)
+        if options is None:
+            raise TypeError(f"{func.__name__} is not marked with @tool")
+        hints = typing.get_type_hints(func, include_extras=True)
+        params = list(inspect.signature(func).parameters.values())[1:]  # after ctx
+        fields: dict[str, Any] = {
+            p.name: (hints.get(p.name, Any), ... if p.default is p.empty else p.default)
+            for p in params
+        }
+        model = create_model(  # type: ignore[call-overload]
+            f"{func.__name__}_input", __config__=ConfigDict(extra="forbid"), **fields
+        )
+        description = inspect.getdoc(func) or func.__name__
+        return cls(name or func.__name__, func, description, model, options)
+
+
+def input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The model's JSON schema without pydantic's generated titles."""
+    schema = model.model_json_schema()
+    schema.pop("title", None)
+    for prop in schema.get("properties", {}).values():
+        if isinstance(prop, dict):
+            prop.pop("title", None)
+    return schema
+
+
+def _validation_message(name: str, exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:8]:
+        where = ".".join(str(x) for x in err.get("loc", ())) or "input"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    return f"invalid arguments for {name}: " + "; ".join(parts)
+
+
+def _error_text(name: str, exc: BaseException) -> str:
+    if isinstance(exc, HearthError):
+        return str(exc)
+    if isinstance(exc, ValidationError):
+        return _validation_message(name, exc)
+    if isinstance(exc, FileNotFoundError):
+        return f"no such file: {exc.filename}"
+    if isinstance(exc, OSError):
+        where = f": {exc.filename}" if exc.filename else ""
+        return f"{exc.strerror or exc}{where}"
+    return f"internal error in {name}: {type(exc).__name__}: {exc}"
+
+
+def _default_preview(name: str, args: BaseModel) -> str:
+    shown = ", ".join(f"{k}={v!r}"[:200] for k, v in args.model_dump().items())
+    return f"{name}({shown})"
+
+
+class ToolRegistry:
+    def __init__(self, funcs: Iterable[ToolFunc] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for func in funcs:
+            self.add(func)
+
+    def add(self, func: ToolFunc | Tool, name: str | None = None) -> Tool:
+        t = func if isinstance(func, Tool) else Tool.from_function(func, name)
+        if t.name in self._tools:
+            raise ValueError(f"a tool named {t.name!r} is already registered")
+        self._tools[t.name] = t
+        return t
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def specs(self, mode: str | None = None) -> list[ToolSpec]:
+        """Specs for the model; in ``ask`` mode only the read-only tools are offered."""
+        return [t.spec for t in self._tools.values() if mode != "ask" or t.read_only]
+
+    def read_only(self, name: str) -> bool:
+        t = self._tools.get(name)
+        return t is not None and t.read_only
+
+    def bind(self, ctx: ToolContext) -> BoundTools:
+        return BoundTools(self, ctx)
+
+    def call(self, name: str, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+        """Run one call end to end (see module doc); always returns a result."""
+        started = time.monotonic()
+        decision: Decision = "allowed"
+        t = self._tools.get(name)
+        if t is None:
+            result = ToolResult(f"unknown tool {name!r}; available: {', '.join(self._tools)}", True)
+            decision = "refused-by-policy"
+        elif not isinstance(arguments, Mapping):
+            result = ToolResult(f"the input of {name} must be a JSON object", True)
+            decision = "refused-by-policy"
+        else:
+            try:
+                args = t.model.model_validate(dict(arguments))
+            except ValidationError as exc:
+                result = ToolResult(_validation_message(name, exc), True)
+                decision = "refused-by-policy"
+            else:
+                decision, result = self._run(t, args, ctx)
+        problem = self._audit(ctx, name, arguments, decision, result, time.monotonic() - started)
+        if problem:
+            result = ToolResult(f"{result.content}\n[workhearth: {problem}]", result.is_error)
+        return result
+
+    def _run(self, t: Tool, args: BaseModel, ctx: ToolContext) -> tuple[Decision, ToolResult]:
+        opts = t.options
+        assert ctx.gate is not None
+        try:
+            summary = opts.preview(ctx, args) if opts.preview else _default_preview(t.name, args)
+            verdict = ctx.gate.decide(
+                t.name,
+                read_only=opts.read_only,
+                summary=summary,
+                arguments=args.model_dump(),
+                command=getattr(args, opts.command_arg) if opts.command_arg else None,
+                call_id=ctx.call_id,
+                allow_always=opts.allow_always,
+            )
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:
+            return "refused-by-policy", ToolResult(_error_text(t.name, exc), True)
+        if verdict.decision == "denied":
+            return verdict.decision, ToolResult(
+                f"The user denied this {t.name} call. Do not retry it unchanged; "
+                "ask the user how to proceed.",
+                True,
+            )
+        if not verdict.allowed:
+            return verdict.decision, ToolResult(f"Refused by policy: {verdict.reason}", True)
+        try:
+            if not opts.read_only:
+                # Why (DESIGN §3 Durability): the call is on disk before its effect exists.
+                ctx.session.before_side_effect()
+            out = t.func(ctx, **{k: getattr(args, k) for k in type(args).model_fields})
+            result = out if isinstance(out, ToolResult) else ToolResult(str(out))
+            result = ToolResult(bound(ctx, result.content, opts.output_limit), result.is_error)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:
+            result = ToolResult(_error_text(t.name, exc), True)
+        return verdict.decision, result
+
+    @staticmethod
+    def _audit(
+        ctx: ToolContext,
+        name: str,
+        arguments: Any,
+        decision: Decision,
+        result: ToolResult,
+        duration: float,
+    ) -> str | None:
+        """Write the audit line; a description of the failure when it could not be written."""
+        if ctx.audit is None:
+            return None
+        try:
+            ctx.audit.record(
+                session=ctx.session.id,
+                mode=ctx.mode,
+                tool=name,
+                decision=decision,
+                arguments=dict(arguments) if isinstance(arguments, Mapping) else {},
+                duration=duration,
+                outcome="error" if result.is_error else "ok",
+                summary=summarize(result.content),
+                call_id=ctx.call_id or None,
+            )
+        except OSError as exc:
+            # Why: a full disk must not turn a finished call into a crash of the loop;
+            # the call is still in the transcript, and the result says the audit missed it.
+            return f"the audit log could not be written ({exc.strerror or exc})"
+        return None
+
+
+class BoundTools:
+    """A registry bound to one session's context: what the agent loop calls.
+
+    ``specs()``, ``read_only(name)`` and ``call(name, arguments, call_id)``.
+    """
+
+    def __init__(self, registry: ToolRegistry, ctx: ToolContext) -> None:
+        self.registry = registry
+        self.ctx = ctx
+
+    def specs(self) -> Sequence[ToolSpec]:
+        return self.registry.specs(self.ctx.mode)
+
+    def read_only(self, name: str) -> bool:
+        return self.registry.read_only(name)
+
+    def call(self, name: str, arguments: Mapping[str, Any], call_id: str) -> ToolResult:
+        return self.registry.call(name, arguments, self.ctx.for_call(call_id))

@@ -1,0 +1,116 @@
+"""The ``shell`` tool: one command through the user's captured shell (DESIGN §5 Shell).
+
+The command runs as ``<shell> -c 'source SNAPSHOT; cd CWD; CMD'`` with a
+timeout (see :mod:`workhearth.shell.runner`); ``cwd`` must be a folder inside the
+authorized folders. In quest mode it runs under the sandbox when the session
+has one. Unencrypted sessions keep an output over 1 MB whole in the session's
+``tool-outputs``; an encrypted session keeps no plaintext there, so such an
+output is cut in the middle instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+
+from workhearth.agent.safefs import SafeFS
+from workhearth.agent.tools.context import ToolContext, ToolError, ToolResult
+from workhearth.agent.tools.registry import tool
+from workhearth.fsutil import make_private_dir
+from workhearth.shell.runner import ShellResult, run
+from workhearth.shell.sandbox import Sandbox, sandbox_status
+from workhearth.shell.snapshot import Snapshot, capture
+
+SPOOL_LIMIT = 1_000_000  # bytes of each stream kept in memory before spooling to a file
+MAX_TIMEOUT = 3_600
+
+
+def quest_sandbox(fs: SafeFS, temp_dir: Path, search_path: str | None) -> Sandbox | None:
+    """A sandbox writable only in ``fs``'s roots and ``temp_dir``; None when none works here."""
+    roots: Sequence[Path] = [root.path for root in fs.roots]
+    return Sandbox.create(roots, temp_dir, sandbox_status(search_path))
+
+
+def _snapshot(ctx: ToolContext) -> Snapshot:
+    assert ctx.shared is not None
+    with ctx.shared.snapshot_lock:
+        if ctx.shared.snapshot is None:
+            workspace = ctx.session.workspace or str(ctx.workspace)
+            ctx.shared.snapshot = capture(ctx.session.config.paths, workspace, ctx.env)
+        return ctx.shared.snapshot
+
+
+def _format(res: ShellResult) -> str:
+    head = f"exit code {res.exit_code}"
+    if res.timed_out:
+        head += " (timed out, killed)"
+    parts = [head]
+    if res.stdout:
+        parts.append("--- stdout ---\n" + res.stdout.rstrip("\n"))
+    if res.stderr:
+        parts.append("--- stderr ---\n" + res.stderr.rstrip("\n"))
+    if not res.stdout and not res.stderr:
+        parts.append("(no output)")
+    return "\n".join(parts)
+
+
+def _preview(ctx: ToolContext, args: BaseModel) -> str:
+    where = ctx.fs.display(args.cwd)  # type: ignore[attr-defined]
+    confined = " (sandboxed)" if ctx.mode == "quest" and ctx.sandbox else ""
+    return f"run in {where}{confined}:\n{args.command}"  # type: ignore[attr-defined]
+
+
+@tool(read_only=False, preview=_preview, command_arg="command")
+def shell(
+    ctx: ToolContext,
+    command: Annotated[str, Field(description="Shell command line to run", min_length=1)],
+    timeout: Annotated[
+        int, Field(ge=1, le=MAX_TIMEOUT, description="Seconds before the command is killed")
+    ] = 120,
+    cwd: Annotated[
+        str, Field(description="Working folder, inside an authorized folder", min_length=1)
+    ] = ".",
+) -> ToolResult:
+    """Run a command in the user's own shell (their PATH, aliases, functions, venv), with
+    stdin closed and a timeout. Returns the exit code, stdout and stderr. Use it for
+    builds, tests, git and tools; use the file tools to read and change files."""
+    folder = ctx.fs.locate(cwd)
+    if ctx.fs.stat(cwd).kind != "dir":
+        raise ToolError(f"cwd {ctx.show(cwd)} is not a folder")
+    snapshot = _snapshot(ctx)
+    sandbox = ctx.sandbox if ctx.mode == "quest" else None
+    encrypted = ctx.session.encrypted
+    if encrypted:
+        spool = Path(tempfile.mkdtemp(prefix="hearth-shell-"))
+    else:
+        spool = ctx.session.folder / "tool-outputs"
+        make_private_dir(spool)
+    try:
+        res = run(
+            command,
+            folder,
+            snapshot,
+            min(float(timeout), MAX_TIMEOUT),
+            ctx.env,
+            sandbox=sandbox,
+            output_limit=SPOOL_LIMIT,
+            output_dir=spool,
+        )
+    finally:
+        if encrypted:
+            shutil.rmtree(spool, ignore_errors=True)
+    text = _format(res)
+    if encrypted and res.truncated:
+        text += "\n[the middle of a very long output was dropped; this session is encrypted]"
+    for kept in (res.stdout_path, res.stderr_path):
+        if kept is not None and not encrypted:
+            with contextlib.suppress(OSError):
+                os.chmod(kept, 0o600)
+    return ToolResult(text, is_error=res.timed_out)

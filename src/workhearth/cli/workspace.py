@@ -1,0 +1,48 @@
+"""``hearth workspace add|list|remove``: the folders the agent may touch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from workhearth.cli.context import hearth
+from workhearth.cli.output import print_json, table
+
+app = typer.Typer(help="Folders the agent is allowed to work in.", no_args_is_help=True)
+
+
+def _workspaces():  # -> Workspaces
+    from workhearth.agent.workspace import Workspaces
+
+    wh = hearth()
+    return Workspaces(wh.paths, current=wh.workspace)
+
+
+@app.command()
+def add(folder: Annotated[Path, typer.Argument(metavar="DIR")]) -> None:
+    """Authorize a folder for file tools and shell commands."""
+    item = _workspaces().add(folder)
+    print(f"authorized {getattr(item, 'path', folder)}")
+
+
+@app.command()
+def remove(folder: Annotated[Path, typer.Argument(metavar="DIR")]) -> None:
+    """Stop authorizing a folder."""
+    _workspaces().remove(folder)
+    print(f"removed {folder}")
+
+
+@app.command("list")
+def list_(json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Authorized folders (the current folder is always authorized for its own sessions)."""
+    ws = _workspaces()
+    items = ws.list()
+    rows = [{"path": str(getattr(i, "path", i)), "added": getattr(i, "added", None)} for i in items]
+    if json:
+        print_json({"current": str(hearth().workspace), "authorized": rows})
+        return
+    print(f"current folder: {hearth().workspace}")
+    if rows:
+        table(["authorized folder"], [[r["path"]] for r in rows])
