@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TextIO
+from typing import TYPE_CHECKING, Literal, Protocol, TextIO
 
 from workhearth.agent.approval import Approver, Policy, TerminalApprover
 from workhearth.agent.audit import AuditLog
@@ -24,8 +24,28 @@ from workhearth.shell.sandbox import NOT_INSTALLED
 from workhearth.trash import Trash
 
 if TYPE_CHECKING:
-    from workhearth.app import Workhearth
+    from workhearth.config import Config
+    from workhearth.memory.api import Memory
+    from workhearth.paths import HearthPaths
     from workhearth.sessions.session import Session
+    from workhearth.sessions.store import SessionStore
+
+
+class Workhearth(Protocol):
+    """What a run needs from the library object (``workhearth.Workhearth`` fits)."""
+
+    config: Config
+    workspace: Path
+
+    @property
+    def paths(self) -> HearthPaths: ...
+
+    @property
+    def memory(self) -> Memory: ...
+
+    @property
+    def sessions(self) -> SessionStore: ...
+
 
 Mode = Literal["ask", "agent", "quest"]
 MODES: tuple[Mode, ...] = ("ask", "agent", "quest")
