@@ -1,36 +1,50 @@
 """``.index.sqlite``: a rebuildable full-text index over a layer's Markdown.
 
-Tables: ``files`` (path, hash, mtime, size; no content), ``chunks`` (heading-aware
-chunks of whole lines with their positions), ``fts_tri`` (FTS5 trigram, for CJK
-and substrings), ``fts_word`` (FTS5 word tokenizer with stemming, for Latin
-scripts) and ``fts_cjk`` (contentless FTS5 over CJK bigrams, for two-character
-words the trigram index cannot find). Deleting the file loses nothing.
+Tables: ``files`` (path, hash, mtime, size and the range of its chunk ids; no
+content), ``chunks`` (heading-aware chunks of whole lines with their positions;
+a file's chunks have consecutive ids), ``fts_tri`` (FTS5 trigram over the
+chunk texts, for CJK and substrings), ``fts_word`` (contentless FTS5 with a word
+tokenizer and stemming over the chunks' non-CJK text, for Latin scripts),
+``fts_cjk`` (contentless FTS5 over CJK bigrams, for two-character words the
+trigram index cannot find) and ``state`` (one row: the index generation, its
+chunk count and a fingerprint of the text analysis that built it). Deleting the
+file loses nothing; a damaged one is set aside and built again.
 
 Indexing is incremental: only files whose mtime or size changed are read and
 hashed (``hash-state.json`` remembers the rest), and only files whose hash
-changed are chunked again.
+changed are chunked again. When ``hash-state.json`` names the generation of the
+index it describes, an update that finds nothing changed reads one SQLite row.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import functools
 import hashlib
+import os
 import re
+import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 
-from workhearth.errors import CorruptDataError
+from workhearth.errors import CorruptDataError, HearthError
 from workhearth.fsutil import atomic_write
-from workhearth.memory.entries import entry_id_of
+from workhearth.memory.entries import find_entries
 from workhearth.memory.files import HASH_STATE_FILE, INDEX_FILE, markdown_files
-from workhearth.memory.text import cjk_grams
+from workhearth.memory.text import CJK_RUN, cjk_grams
 from workhearth.models.tokens import count_tokens
 
-CHUNK_CHARS = 700
+# Why: a chunk is the unit BM25 ranks; a hit (≤ 700 characters) is the chunk grown
+# by whole neighbouring lines, so a chunk well under a hit lets the hit sit around
+# its match with context on both sides (measured on LoCoMo: bench/memory_quality.py).
+CHUNK_CHARS = 450
+PIECE_CHARS = 700  # a line longer than a hit is cut into pieces of this size
 _HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
 
 
@@ -60,8 +74,22 @@ class Chunk:
 
 
 # ------------------------------------------------------------------ migrations
+# Why: FTS5 keeps this many bytes of new postings in memory before writing a
+# segment; larger means fewer segments to merge in a big build (faster, smaller
+# index, faster queries). Only a large update ever fills it.
+FTS_HASHSIZE = 32 << 20
+
+
+def _script(db: sqlite3.Connection, sql: str) -> None:
+    """Run DDL statement by statement (``executescript`` would commit the migration)."""
+    for statement in sql.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
 def _m001_initial(db: sqlite3.Connection) -> None:
-    db.executescript(
+    _script(
+        db,
         """
         CREATE TABLE files(
             path TEXT PRIMARY KEY, hash TEXT NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL
@@ -82,38 +110,141 @@ def _m001_initial(db: sqlite3.Connection) -> None:
         );
         CREATE VIRTUAL TABLE fts_cjk USING fts5(grams, content='', tokenize='unicode61');
         CREATE VIRTUAL TABLE fts_word_vocab USING fts5vocab(fts_word, 'row');
-        """
+        """,
     )
 
 
+def _m002_compact(db: sqlite3.Connection) -> None:
+    """Smaller tables and a ``state`` row; the next update indexes every file again.
+
+    Why: v1's ``fts_word`` indexed each whole CJK run as one "word" (a third of
+    the index, never searched: CJK goes through ``fts_tri`` and ``fts_cjk``),
+    ``chunks`` stored a heading nobody read, and an index on ``chunks.path`` only
+    served deletes: a file's chunks now have consecutive ids, its range is kept in
+    ``files``. The index is a cache, so the tables are re-created empty rather
+    than converted.
+    """
+    _script(
+        db,
+        """
+        DROP TABLE IF EXISTS fts_word_vocab;
+        DROP TABLE IF EXISTS fts_cjk_vocab;
+        DROP TABLE IF EXISTS fts_word;
+        DROP TABLE IF EXISTS fts_tri;
+        DROP TABLE IF EXISTS fts_cjk;
+        DROP TABLE IF EXISTS chunks;
+        DROP TABLE IF EXISTS files;
+        CREATE TABLE files(
+            path TEXT PRIMARY KEY, hash TEXT NOT NULL, mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL, first_id INTEGER NOT NULL, chunks INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE chunks(
+            id INTEGER PRIMARY KEY, path TEXT NOT NULL, line_start INTEGER NOT NULL,
+            line_end INTEGER NOT NULL, text TEXT NOT NULL, entry_id TEXT, tokens INTEGER NOT NULL
+        );
+        CREATE INDEX chunks_entry ON chunks(entry_id) WHERE entry_id IS NOT NULL;
+        CREATE VIRTUAL TABLE fts_tri USING fts5(
+            text, content='chunks', content_rowid='id', tokenize='trigram', detail='none'
+        );
+        CREATE VIRTUAL TABLE fts_word USING fts5(
+            text, content='', tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE fts_cjk USING fts5(grams, content='', tokenize='unicode61');
+        CREATE VIRTUAL TABLE fts_word_vocab USING fts5vocab(fts_word, 'row');
+        CREATE VIRTUAL TABLE fts_cjk_vocab USING fts5vocab(fts_cjk, 'row');
+        CREATE TABLE state(
+            id INTEGER PRIMARY KEY CHECK (id = 1), generation TEXT NOT NULL,
+            chunks INTEGER NOT NULL, fingerprint TEXT
+        );
+        """,
+    )
+    for table in FTS_TABLES:
+        db.execute(f"INSERT INTO {table}({table}, rank) VALUES ('hashsize', ?)", (FTS_HASHSIZE,))
+    db.execute("INSERT INTO state VALUES (1, ?, 0, NULL)", (secrets.token_hex(8),))
+
+
+FTS_TABLES = ("fts_tri", "fts_word", "fts_cjk")
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (1, "initial", _m001_initial),
+    (2, "compact", _m002_compact),
 ]
 
 
 def migrate(db: sqlite3.Connection) -> None:
-    """Apply every migration not yet recorded, in order (old indexes follow one path)."""
+    """Apply every migration not yet recorded, in order and in one transaction.
+
+    Old indexes and new ones follow the same path; an index made by a newer
+    workhearth (a version this one does not know) is reported as unusable.
+    """
     db.execute(
         "CREATE TABLE IF NOT EXISTS migrations(version INTEGER PRIMARY KEY, name TEXT, applied REAL)"
     )
-    done = {row[0] for row in db.execute("SELECT version FROM migrations")}
-    for version, name, apply in MIGRATIONS:
-        if version in done:
-            continue
-        with db:
-            apply(db)
-            db.execute("INSERT INTO migrations VALUES (?, ?, ?)", (version, name, time.time()))
+    known = {version for version, _, _ in MIGRATIONS}
+
+    def applied() -> set[int]:
+        done = {row[0] for row in db.execute("SELECT version FROM migrations")}
+        if done - known:
+            raise CorruptDataError(
+                f"{INDEX_FILE} was made by a newer workhearth (schema {max(done)})",
+                schema=max(done),
+            )
+        return done
+
+    if known <= applied():
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        done = applied()  # Why: another process may have migrated while we waited
+        for version, name, apply in MIGRATIONS:
+            if version not in done:
+                apply(db)
+                db.execute("INSERT INTO migrations VALUES (?, ?, ?)", (version, name, time.time()))
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+
+
+# Why: a cache on the user's disk: losing the last commit costs a re-index, so
+# synchronous=NORMAL; a big build must not leave a WAL as large as the index.
+_PRAGMAS = (
+    "PRAGMA auto_vacuum=INCREMENTAL",  # takes effect in a new file only
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA journal_size_limit=67108864",
+    "PRAGMA temp_store=MEMORY",
+    "PRAGMA cache_size=-32768",
+)
+_DAMAGE_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+
+
+def is_damage(exc: sqlite3.Error) -> bool:
+    """Whether SQLite says the file itself is damaged (not busy, locked or missing)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in _DAMAGE_CODES
 
 
 def connect(folder: Path) -> sqlite3.Connection:
+    """Open a layer's index, creating or migrating it.
+
+    Raises :class:`CorruptDataError` when the file is damaged or was made by a
+    newer workhearth (:class:`MemoryIndex` then sets it aside and builds anew).
+    """
     path = folder / INDEX_FILE
+    db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
     try:
-        db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")  # a cache: losing the last commit costs a re-index
+        for pragma in _PRAGMAS:
+            db.execute(pragma)
         migrate(db)
     except sqlite3.DatabaseError as exc:
-        raise CorruptDataError(f"{path}: {exc}") from None
+        db.close()
+        if is_damage(exc):
+            raise CorruptDataError(f"{path}: {exc}", path=str(path)) from None
+        raise HearthError(f"{path}: {exc}", path=str(path)) from None
+    except BaseException:
+        db.close()
+        raise
     return db
 
 
@@ -122,20 +253,26 @@ def chunk_lines(lines: list[str], limit: int = CHUNK_CHARS) -> list[Chunk]:
     """Split a file into chunks of whole lines under ``limit`` characters.
 
     A heading starts a new chunk and is remembered for the chunks under it; an
-    entry hearth wrote (a list item with an id) is kept whole in its own chunk.
+    entry hearth wrote (a list item with an id) is kept whole in its own chunk; a
+    line longer than ``limit`` is a chunk of its own, and one longer than
+    ``PIECE_CHARS`` is cut into pieces. A chunk's text is exactly its lines
+    ``line_start..line_end`` (empty lines at its edges are left out).
     """
     chunks: list[Chunk] = []
+    entries = {span.start: span for span in find_entries(lines).values()}
     heading = ""
     buf: list[str] = []
     start = 0
     size = 0
 
-    def flush(end: int) -> None:
+    def flush() -> None:
         nonlocal buf, size
-        text = "\n".join(buf).strip("\n")
+        filled = [k for k, x in enumerate(buf) if x]
         # Why: a heading alone says nothing; it is kept as the heading of what follows.
-        if text.strip() and not all(_HEADING.match(x) for x in buf if x.strip()):
-            chunks.append(Chunk(start + 1, end, heading, text, None))
+        if any(x.strip() for x in buf) and not all(_HEADING.match(x) for x in buf if x.strip()):
+            first, last = filled[0], filled[-1]
+            text = "\n".join(buf[first : last + 1])
+            chunks.append(Chunk(start + first + 1, start + last + 1, heading, text, None))
         buf, size = [], 0
 
     i = 0
@@ -144,50 +281,117 @@ def chunk_lines(lines: list[str], limit: int = CHUNK_CHARS) -> list[Chunk]:
         line = lines[i]
         m = _HEADING.match(line)
         if m:
-            flush(i)
+            flush()
             heading = m.group(2).strip()
             start, buf, size = i, [line], len(line) + 1
             i += 1
             continue
-        if line.startswith("- "):
-            j = i + 1
-            while (
-                j < n
-                and lines[j].startswith("  ")
-                and lines[j].strip()
-                and not entry_id_of(lines[j - 1])
-            ):
-                j += 1
-            eid = entry_id_of(lines[j - 1])
-            if eid:
-                flush(i)
-                text = "\n".join(lines[i:j])
-                chunks.append(Chunk(i + 1, j, heading, text[: max(limit, len(text))], eid))
-                start, i = j, j
-                continue
-        if size and size + len(line) + 1 > limit:
-            flush(i)
-            start = i
+        span = entries.get(i)
+        if span is not None:
+            # Why: the same reading of an entry as the bank's (memory/entries.py), so
+            # an entry with blank or indented lines is one chunk with its id.
+            flush()
+            text = "\n".join(lines[span.start : span.end])
+            chunks.append(Chunk(span.start + 1, span.end, heading, text, span.entry_id))
+            start, i = span.end, span.end
+            continue
+        # Why: blank lines never make a chunk of their own, so that the lines between
+        # two chunks of a section are always empty (a hit grown across them is exact).
+        if size and size + len(line) + 1 > limit and any(x.strip() for x in buf):
+            flush()
         if not buf:
             start = i
-        if len(line) > limit:
+        if len(line) > PIECE_CHARS:
             # Why: one enormous line still has to be found; it becomes its own chunks.
-            flush(i)
-            for k in range(0, len(line), limit):
-                chunks.append(Chunk(i + 1, i + 1, heading, line[k : k + limit], None))
+            flush()
+            for k in range(0, len(line), PIECE_CHARS):
+                chunks.append(Chunk(i + 1, i + 1, heading, line[k : k + PIECE_CHARS], None))
             start = i + 1
             i += 1
             continue
         buf.append(line)
         size += len(line) + 1
         i += 1
-    flush(n)
+    flush()
     return chunks
 
 
 # -------------------------------------------------------------------- indexing
+STATE_VERSION = 2
+# Why: a file changed twice within the file system's timestamp granularity keeps
+# its mtime and maybe its size; one modified this recently is hashed again next time.
+RACY_NS = 2_000_000_000
+# Why: the bytes read to hash changed files are kept for chunking up to this
+# much; beyond it (a first build of a huge layer) they are read again.
+KEEP_BYTES = 128 << 20
+BATCH_CHUNKS = 5_000
+# Why: after an update that adds this many chunks and at least half the index,
+# each FTS5 table is merged into one segment ('optimize': 7-10 % smaller, for
+# about 10 % more build time) and the pages freed on the way are given back.
+BIG_BUILD_CHUNKS = 5_000
+DAMAGED_SUFFIX = ".corrupt"  # the one damaged index kept aside, for a bug report
+
+
 def _hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def latin_text(text: str) -> str:
+    """What ``fts_word`` indexes: the text with its CJK runs blanked out."""
+    return CJK_RUN.sub(" ", text)
+
+
+@functools.cache
+def fingerprint() -> str:
+    """A digest of what decides the index contents: chunking, tokens and derived texts.
+
+    Why: ``fts_word`` and ``fts_cjk`` are contentless, so removing a chunk must
+    repeat exactly what was inserted; an index built by other text analysis (or
+    another chunker) is emptied and rebuilt instead of being patched wrongly.
+    """
+    probe = [
+        "# Probe 记忆索引",
+        "",
+        "Crash recovery: 崩溃后可以恢复, café naïve don't 2024-05-01 `code_span` ｱｲ 한국어.",
+        "- an entry hearth wrote ^m-23456789",
+        "  " + "long line " * (CHUNK_CHARS // 5),
+    ]
+    chunks = chunk_lines(probe)
+    text = "\n".join(probe)
+    parts = [
+        STATE_VERSION,
+        [(c.line_start, c.line_end, c.text, c.entry_id) for c in chunks],
+        [count_tokens(c.text) for c in chunks],
+        cjk_grams(text),
+        latin_text(text),
+    ]
+    return _hash(orjson.dumps(parts))
+
+
+@dataclass
+class _Changed:
+    rel: str
+    digest: str
+    mtime_ns: int
+    size: int
+    data: bytes | None  # None: read it again when indexing
+
+
+@dataclass
+class _Plan:
+    generation: str  # of the index the plan was made against
+    chunks: int
+    reset: bool  # the index was built by other text analysis: empty it first
+    files: dict[str, list]  # the next hash-state
+    changed: list[_Changed] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    seen: int = 0
+    complete: bool = True  # every file was read: the hash-state may name the generation
+    big: bool = False
+
+    @property
+    def writes(self) -> bool:
+        return self.reset or bool(self.changed or self.removed)
 
 
 class MemoryIndex:
@@ -196,12 +400,24 @@ class MemoryIndex:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         self._db: sqlite3.Connection | None = None
+        self._inode: int | None = None
+
+    @property
+    def path(self) -> Path:
+        return self.folder / INDEX_FILE
 
     @property
     def db(self) -> sqlite3.Connection:
         if self._db is None:
             self.folder.mkdir(parents=True, exist_ok=True)
-            self._db = connect(self.folder)
+            before = _inode(self.path)
+            try:
+                self._db = connect(self.folder)
+            except CorruptDataError:
+                # Why: the index is a cache of the Markdown: set it aside, build anew.
+                self._set_aside(before)
+                self._db = connect(self.folder)
+            self._inode = _inode(self.path)
         return self._db
 
     def close(self) -> None:
@@ -209,115 +425,332 @@ class MemoryIndex:
             self._db.close()
             self._db = None
 
-    def _hash_state(self) -> dict[str, list]:
+    def _set_aside(self, inode: int | None) -> None:
+        """Move a damaged index (and its WAL) aside, unless another process already did."""
+        lock = os.open(
+            self.folder / f"{INDEX_FILE}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600
+        )
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if inode is None or _inode(self.path) != inode:
+                return  # gone, or already replaced by a fresh index
+            for suffix in ("", "-wal", "-shm"):
+                with contextlib.suppress(FileNotFoundError):
+                    os.replace(f"{self.path}{suffix}", f"{self.path}{DAMAGED_SUFFIX}{suffix}")
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            os.close(lock)
+
+    # ------------------------------------------------------------ hash-state
+    def _load_state(self) -> tuple[str | None, dict[str, list]]:
+        """(generation it describes or None, path → [mtime_ns, size, digest(, racy)])."""
         try:
             data = orjson.loads((self.folder / HASH_STATE_FILE).read_bytes())
-            return data if isinstance(data, dict) else {}
         except (OSError, orjson.JSONDecodeError):
-            return {}
+            return None, {}
+        if not isinstance(data, dict):
+            return None, {}
+        if data.get("version") == STATE_VERSION and isinstance(data.get("files"), dict):
+            gen = data.get("index")
+            files = {k: v for k, v in data["files"].items() if _valid_entry(v)}
+            if len(files) != len(data["files"]):
+                gen = None  # Why: damaged; it cannot stand in for the index's own records
+            return (gen if isinstance(gen, str) else None), files
+        # Why: the first format was a bare {path: [mtime_ns, size, digest]}.
+        return None, {k: v for k, v in data.items() if _valid_entry(v) and len(v) == 3}
 
+    def _save_state(self, generation: str | None, files: dict[str, list]) -> None:
+        state = {"version": STATE_VERSION, "index": generation, "files": files}
+        atomic_write(self.folder / HASH_STATE_FILE, orjson.dumps(state))
+
+    # -------------------------------------------------------------- update
     def update(self, only: Iterable[str] | None = None) -> IndexReport:
         """Bring the index up to date with the Markdown files (``only``: just these paths)."""
-        db = self.db
-        state = self._hash_state()
-        new_state: dict[str, list] = {}
-        indexed = {row[0]: row[1] for row in db.execute("SELECT path, hash FROM files")}
-        seen = 0
-        changed: list[tuple[str, str, int, int, list[str]]] = []
         wanted = set(only) if only is not None else None
+        if self._db is not None and _inode(self.path) != self._inode:
+            # Why: deleted, or set aside by another process: our handle is on an orphan.
+            self.close()
+        try:
+            return self._update(wanted)
+        except sqlite3.DatabaseError as exc:
+            if not is_damage(exc):
+                raise
+        self.close()
+        self._set_aside(self._inode)
+        try:
+            return self._update(wanted)
+        except sqlite3.DatabaseError as exc:
+            if is_damage(exc):
+                raise CorruptDataError(f"{self.path}: {exc}", path=str(self.path)) from None
+            raise
+
+    def _update(self, wanted: set[str] | None) -> IndexReport:
+        db = self.db
+        old_gen, old_files = self._load_state()
+        plan = self._plan(wanted, old_gen, old_files)
+        generation = plan.generation
+        if plan.writes:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                current = db.execute("SELECT generation FROM state").fetchone()[0]
+                if current != plan.generation:
+                    # Why: another process wrote since we looked; decide again under the lock.
+                    plan = self._plan(wanted, old_gen, old_files)
+                generation = self._apply(plan)
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+            pages = db.execute("PRAGMA page_count").fetchone()[0]
+            free = db.execute("PRAGMA freelist_count").fetchone()[0]
+            if plan.big or free * 4 > pages:
+                # Why: one step frees one page; sqlite3_exec (executescript) runs it to the end.
+                db.executescript("PRAGMA incremental_vacuum;")
+        claim = generation if plan.complete else None
+        if claim != old_gen or plan.files != old_files:
+            self._save_state(claim, plan.files)
+        return IndexReport(plan.seen, len(plan.changed), plan.chunks, len(plan.removed))
+
+    def _plan(self, wanted: set[str] | None, old_gen: str | None, old: dict[str, list]) -> _Plan:
+        """Stat every file, hash those whose stat changed, and list what to re-index."""
+        db = self.db
+        walk_ns = time.time_ns()
+        # Why: one read transaction, so the generation and the file hashes agree.
+        outer = db.in_transaction
+        if not outer:
+            db.execute("BEGIN")
+        try:
+            gen, total, fp = db.execute(
+                "SELECT generation, chunks, fingerprint FROM state"
+            ).fetchone()
+            plan = _Plan(gen, total, fp != fingerprint(), {})
+            trusted = not plan.reset and old_gen == gen
+            if plan.reset:
+                indexed: dict[str, str] = {}
+            elif trusted:
+                # Why: this hash-state was written for exactly this index: its digests
+                # are the indexed ones, so no row of ``files`` needs reading.
+                indexed = {rel: entry[2] for rel, entry in old.items()}
+            else:
+                indexed = dict(db.execute("SELECT path, hash FROM files"))
+        finally:
+            if not outer:
+                db.execute("COMMIT")
+        kept = 0
         on_disk: set[str] = set()
         for rel, st in markdown_files(self.folder):
             on_disk.add(rel)
+            cached = old.get(rel)
             if wanted is not None and rel not in wanted:
-                if rel in state:
-                    new_state[rel] = state[rel]
+                if cached:
+                    plan.files[rel] = cached
                 continue
-            seen += 1
-            cached = state.get(rel)
-            if cached and cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
+            plan.seen += 1
+            data = None
+            if (
+                cached
+                and len(cached) == 3
+                and cached[0] == st.st_mtime_ns
+                and cached[1] == st.st_size
+            ):
                 digest = cached[2]
-                lines = None
             else:
                 try:
                     data = (self.folder / rel).read_bytes()
                 except OSError:
+                    plan.complete = False
                     continue
                 digest = _hash(data)
-                lines = data.decode("utf-8", errors="replace").splitlines()
-            new_state[rel] = [st.st_mtime_ns, st.st_size, digest]
+            entry = [st.st_mtime_ns, st.st_size, digest]
+            if st.st_mtime_ns >= walk_ns - RACY_NS:
+                entry.append(1)
+            plan.files[rel] = entry
             if indexed.get(rel) != digest:
-                if lines is None:
-                    lines = (
-                        (self.folder / rel)
-                        .read_bytes()
-                        .decode("utf-8", errors="replace")
-                        .splitlines()
-                    )
-                changed.append((rel, digest, st.st_mtime_ns, st.st_size, lines))
-        removed = [p for p in indexed if p not in on_disk and (wanted is None or p in wanted)]
-        n_chunks = 0
-        if changed or removed:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                for rel in removed:
-                    self._drop_file(rel)
-                for rel, digest, mtime, size, lines in changed:
-                    self._drop_file(rel)
-                    n_chunks += self._add_file(rel, lines)
-                    db.execute(
-                        "INSERT OR REPLACE INTO files(path, hash, mtime_ns, size) VALUES (?,?,?,?)",
-                        (rel, digest, mtime, size),
-                    )
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-        if new_state != state:
-            atomic_write(self.folder / HASH_STATE_FILE, orjson.dumps(new_state))
-        total = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        return IndexReport(seen, len(changed), total, len(removed))
+                if data is not None and kept + len(data) > KEEP_BYTES:
+                    data = None
+                kept += len(data or b"")
+                plan.changed.append(_Changed(rel, digest, st.st_mtime_ns, st.st_size, data))
+        plan.removed = [p for p in indexed if p not in on_disk and (wanted is None or p in wanted)]
+        if wanted is not None:
+            # Why: a file gone from disk but not asked about stays indexed, so it stays listed.
+            for rel, entry in old.items():
+                if rel not in on_disk and rel not in wanted:
+                    plan.files[rel] = entry
+        # Why: the next hash-state may name the new generation only if it describes the
+        # whole index: every file was read, and files not asked about were described by
+        # a hash-state that named the generation this update started from.
+        plan.complete = plan.complete and (wanted is None or trusted)
+        return plan
 
-    def _drop_file(self, rel: str) -> None:
+    def _apply(self, plan: _Plan) -> str:
+        """Write the plan inside the caller's transaction; returns the new generation."""
         db = self.db
-        rows = db.execute("SELECT id, text FROM chunks WHERE path = ?", (rel,)).fetchall()
-        for cid, text in rows:
-            db.execute(
-                "INSERT INTO fts_tri(fts_tri, rowid, text) VALUES('delete', ?, ?)", (cid, text)
-            )
-            db.execute(
-                "INSERT INTO fts_word(fts_word, rowid, text) VALUES('delete', ?, ?)", (cid, text)
-            )
-            grams = cjk_grams(text)
-            if grams:
-                db.execute(
-                    "INSERT INTO fts_cjk(fts_cjk, rowid, grams) VALUES('delete', ?, ?)",
-                    (cid, grams),
+        if plan.reset:
+            for table in FTS_TABLES:
+                db.execute(f"INSERT INTO {table}({table}) VALUES ('delete-all')")
+            db.execute("DELETE FROM chunks")
+            db.execute("DELETE FROM files")
+            total = 0
+        else:
+            total = plan.chunks - self._drop(plan.removed + [c.rel for c in plan.changed])
+        added = self._add(plan.changed)
+        total += added
+        for item in plan.changed:
+            if item.rel in plan.files:
+                plan.files[item.rel][2] = item.digest  # what was indexed, if it was read again
+        plan.big = added >= BIG_BUILD_CHUNKS and added * 2 >= total
+        if plan.big:
+            for table in FTS_TABLES:
+                db.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
+        generation = secrets.token_hex(8)
+        db.execute(
+            "UPDATE state SET generation = ?, chunks = ?, fingerprint = ?",
+            (generation, total, fingerprint()),
+        )
+        plan.chunks = total
+        return generation
+
+    def _drop(self, paths: list[str]) -> int:
+        """Remove these files' chunks from every table, one id range per file; returns how many."""
+        if not paths:
+            return 0
+        db = self.db
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS dropping(path TEXT PRIMARY KEY)")
+        db.execute("DELETE FROM temp.dropping")
+        db.executemany("INSERT OR IGNORE INTO temp.dropping VALUES (?)", ((p,) for p in paths))
+        ranges = db.execute(
+            "SELECT first_id, first_id + chunks - 1 FROM files"
+            " WHERE path IN (SELECT path FROM temp.dropping) AND chunks > 0"
+        ).fetchall()
+        db.executemany(
+            "INSERT INTO fts_tri(fts_tri, rowid, text)"
+            " SELECT 'delete', id, text FROM chunks WHERE id BETWEEN ? AND ?",
+            ranges,
+        )
+        rows = [
+            row
+            for lo, hi in ranges
+            for row in db.execute("SELECT id, text FROM chunks WHERE id BETWEEN ? AND ?", (lo, hi))
+        ]
+        db.executemany(
+            "INSERT INTO fts_word(fts_word, rowid, text) VALUES ('delete', ?, ?)",
+            _derived(rows, latin_text),
+        )
+        db.executemany(
+            "INSERT INTO fts_cjk(fts_cjk, rowid, grams) VALUES ('delete', ?, ?)",
+            _derived(rows, cjk_grams),
+        )
+        dropped = db.executemany("DELETE FROM chunks WHERE id BETWEEN ? AND ?", ranges).rowcount
+        db.execute("DELETE FROM files WHERE path IN (SELECT path FROM temp.dropping)")
+        return dropped
+
+    def _add(self, changed: list[_Changed]) -> int:
+        """Chunk and insert these files, in batches; returns the number of chunks added.
+
+        A file's chunks get consecutive ids in line order (``files`` keeps the
+        range; search reads a hit's neighbours by id).
+        """
+        db = self.db
+        next_id = db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]
+        added = 0
+        for batch in _batches(changed, self.folder):
+            rows = []
+            files = []
+            for item, lines in batch:
+                first = next_id + 1
+                for chunk in chunk_lines(lines):
+                    next_id += 1
+                    rows.append(
+                        (
+                            next_id,
+                            item.rel,
+                            chunk.line_start,
+                            chunk.line_end,
+                            chunk.text,
+                            chunk.entry_id,
+                            count_tokens(chunk.text),
+                        )
+                    )
+                files.append(
+                    (item.rel, item.digest, item.mtime_ns, item.size, first, next_id + 1 - first)
                 )
-        db.execute("DELETE FROM chunks WHERE path = ?", (rel,))
-        db.execute("DELETE FROM files WHERE path = ?", (rel,))
-
-    def _add_file(self, rel: str, lines: list[str]) -> int:
-        db = self.db
-        count = 0
-        for chunk in chunk_lines(lines):
-            cur = db.execute(
-                "INSERT INTO chunks(path, line_start, line_end, heading, text, entry_id, tokens)"
-                " VALUES (?,?,?,?,?,?,?)",
-                (
-                    rel,
-                    chunk.line_start,
-                    chunk.line_end,
-                    chunk.heading,
-                    chunk.text,
-                    chunk.entry_id,
-                    count_tokens(chunk.text),
-                ),
+            if rows:
+                db.executemany(
+                    "INSERT INTO chunks(id, path, line_start, line_end, text, entry_id, tokens)"
+                    " VALUES (?,?,?,?,?,?,?)",
+                    rows,
+                )
+                db.execute(
+                    "INSERT INTO fts_tri(rowid, text) SELECT id, text FROM chunks"
+                    " WHERE id BETWEEN ? AND ?",
+                    (rows[0][0], rows[-1][0]),
+                )
+                texts = [(r[0], r[4]) for r in rows]
+                db.executemany(
+                    "INSERT INTO fts_word(rowid, text) VALUES (?, ?)", _derived(texts, latin_text)
+                )
+                db.executemany(
+                    "INSERT INTO fts_cjk(rowid, grams) VALUES (?, ?)", _derived(texts, cjk_grams)
+                )
+            db.executemany(
+                "INSERT INTO files(path, hash, mtime_ns, size, first_id, chunks)"
+                " VALUES (?,?,?,?,?,?)",
+                files,
             )
-            cid = cur.lastrowid
-            db.execute("INSERT INTO fts_tri(rowid, text) VALUES (?, ?)", (cid, chunk.text))
-            db.execute("INSERT INTO fts_word(rowid, text) VALUES (?, ?)", (cid, chunk.text))
-            grams = cjk_grams(chunk.text)
-            if grams:
-                db.execute("INSERT INTO fts_cjk(rowid, grams) VALUES (?, ?)", (cid, grams))
-            count += 1
-        return count
+            added += len(rows)
+        return added
+
+
+def _derived(
+    rows: Iterable[tuple[int, str]], derive: Callable[[str], str]
+) -> Iterator[tuple[int, str]]:
+    """(id, derived text) for the chunks whose derived text is not blank.
+
+    Why: inserting and deleting must skip exactly the same chunks in contentless tables.
+    """
+    for cid, text in rows:
+        value = derive(text)
+        if value.strip():
+            yield cid, value
+
+
+def _batches(changed: list[_Changed], folder: Path) -> Iterator[list[tuple[_Changed, list[str]]]]:
+    """Changed files with their lines, about ``BATCH_CHUNKS`` chunks' worth at a time."""
+    batch: list[tuple[_Changed, list[str]]] = []
+    size = 0
+    for item in changed:
+        data = item.data
+        if data is None:
+            try:
+                data = (folder / item.rel).read_bytes()
+            except OSError:
+                data = b""
+            # Why: record the hash of what is indexed, even if the file changed since.
+            item.digest = _hash(data)
+        item.data = None
+        batch.append((item, data.decode("utf-8", errors="replace").splitlines()))
+        size += len(data)
+        if size >= BATCH_CHUNKS * CHUNK_CHARS:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def _valid_entry(entry: object) -> bool:
+    """[mtime_ns, size, digest] or, for a file modified just before it was hashed, [..., 1]."""
+    return (
+        isinstance(entry, list)
+        and len(entry) in (3, 4)
+        and isinstance(entry[0], int)
+        and isinstance(entry[1], int)
+        and isinstance(entry[2], str)
+    )
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except FileNotFoundError:
+        return None

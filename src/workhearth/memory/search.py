@@ -1,23 +1,39 @@
 """Search a layer's index (DESIGN §4 Search).
 
-Sources, each a bound-parameter FTS5 query over the same chunks:
+Candidates come from bound-parameter FTS5 queries over the same chunks, at most
+``limit × 4`` from each source:
 
-* **word** — BM25 over ``fts_word`` (stemmed words, Latin scripts), with the
-  question's near-zero-IDF words (stopwords) left out of ranking;
+* **word** — BM25 over ``fts_word`` (stemmed words, Latin scripts): an OR of the
+  query's words, without stopwords and without words so common that their IDF
+  is near zero (``fts_word_vocab`` doc counts); when nothing else is left they
+  are searched, newest chunks first (BM25 cannot rank by them, and would walk
+  most of the index to say so);
 * **phrase** — the whole query as a substring (``fts_tri``, verified with
-  ``instr``), ranked first when it hits;
+  ``instr``), ranked first when it hits; a one-word query only when the word
+  itself matches nothing (then it finds the word inside longer ones);
 * **cjk** — each CJK run of 3+ characters as a substring (trigram); a run of
   two characters, or one that matches nothing whole, through its bigrams
-  (``fts_cjk``), so 崩溃恢复 also finds 崩溃后可以恢复;
+  (``fts_cjk``), so 崩溃恢复 also finds 崩溃后可以恢复; one character through the
+  bigrams it starts;
 * **like** — anything else under three characters (symbols), a ``LIKE`` scan.
 
 Each source's scores are divided by its best, weighted and summed per chunk;
 the sum is divided by the best again, hits under 0.1 are dropped (the best
-always stays) and the top ``limit`` are returned.
+always stays) and the top ``limit`` chunks become hits.
+
+A hit is a window of whole source lines (≤ ``HIT_CHARS``) around its chunk: the
+chunk, grown line by line into the neighbouring chunks of the same section
+(after, then before, in turn) while it fits, never into lines another hit holds.
+Chunks are smaller than hits (``index.CHUNK_CHARS``) so that BM25 ranks a focused
+piece of text while the hit still carries the lines around it. An entry hearth
+wrote is a hit on its own; one longer than a hit keeps the lines around its best
+match.
 """
 
 from __future__ import annotations
 
+import math
+import re
 import sqlite3
 from collections import defaultdict
 from dataclasses import asdict, dataclass
@@ -30,6 +46,8 @@ from workhearth.memory.text import (
     fts_quote,
     latin_words,
     like_escape,
+    line_terms,
+    word_terms,
 )
 
 QUERY_MAX = 512
@@ -38,6 +56,12 @@ DEFAULT_LIMIT = 6
 MIN_RELATIVE = 0.1
 HIT_CHARS = 700
 WEIGHTS = {"phrase": 3.0, "cjk": 2.0, "word": 1.0, "bigram": 1.0, "like": 0.5}
+# Why: FTS5's IDF, log((N - n + 0.5) / (n + 0.5)), is below this for a word in
+# more than ~45 % of chunks: it barely moves the ranking, yet BM25 would walk its
+# whole posting list. Such words are searched only when nothing else is asked.
+NEAR_ZERO_IDF = 0.2
+GROW_CHUNKS = 8  # neighbouring chunks read on each side of a hit to grow it
+_HEADING = re.compile(r"#{1,6}\s")  # as the chunker sees them
 
 
 @dataclass
@@ -61,10 +85,19 @@ def _trigram_match(term: str) -> str:
     return " AND ".join(fts_quote(g) for g in sorted(grams))
 
 
+def _idf(docs: int, total: int) -> float:
+    return math.log((total - docs + 0.5) / (docs + 0.5))
+
+
+def _is_heading(line: str) -> bool:
+    return _HEADING.match(line) is not None
+
+
 class Searcher:
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
 
+    # ------------------------------------------------------------ sources
     def _ranked(self, sql: str, args: tuple, source: str, into: dict[int, dict[str, float]]) -> int:
         rows = self.db.execute(sql, args).fetchall()
         if not rows:
@@ -75,21 +108,72 @@ class Searcher:
         return len(rows)
 
     def _substring(self, term: str, n: int, source: str, into: dict[int, dict[str, float]]) -> int:
+        # Why: newest first, so FTS5 stops after ``n`` confirmed rows; ranking every
+        # chunk that holds a common term's trigrams by BM25 cost 150 ms at 100k chunks.
+        # BM25 (which only sees trigram presence here) then orders those ``n``.
         sql = (
             "SELECT c.id, bm25(fts_tri) FROM fts_tri JOIN chunks c ON c.id = fts_tri.rowid "
             "WHERE fts_tri MATCH ? AND instr(lower(c.text), lower(?)) > 0 "
-            "ORDER BY bm25(fts_tri) LIMIT ?"
+            "ORDER BY fts_tri.rowid DESC LIMIT ?"
         )
         return self._ranked(sql, (_trigram_match(term), term, n), source, into)
 
     def _bigrams(self, grams: list[str], n: int, into: dict[int, dict[str, float]]) -> int:
         match = " OR ".join(fts_quote(g) for g in dict.fromkeys(grams))
+        if len(grams) == 1 and len(grams[0]) == 1:
+            # Why: one character is indexed only inside the bigrams it starts (and
+            # alone when it is a whole run): a prefix query finds both.
+            match = f"{match} OR {match}*"
         sql = "SELECT rowid, bm25(fts_cjk) FROM fts_cjk WHERE fts_cjk MATCH ? ORDER BY bm25(fts_cjk) LIMIT ?"
         return self._ranked(sql, (match, n), "bigram", into)
 
-    def _words(self, words: list[str], n: int, into: dict[int, dict[str, float]]) -> int:
-        match = " OR ".join(fts_quote(w) for w in dict.fromkeys(words))
-        sql = "SELECT rowid, bm25(fts_word) FROM fts_word WHERE fts_word MATCH ? ORDER BY bm25(fts_word) LIMIT ?"
+    def _chunk_total(self) -> int:
+        try:
+            row = self.db.execute("SELECT chunks FROM state").fetchone()
+        except sqlite3.OperationalError:
+            row = None
+        if row is None:
+            row = self.db.execute("SELECT count(*) FROM chunks").fetchone()
+        return int(row[0])
+
+    def _informative(self, words: list[str]) -> tuple[list[str], bool]:
+        """One query word per index term, without near-zero-IDF terms when others remain.
+
+        Returns the words to search and whether any of them carries information.
+        """
+        by_term: dict[str, str] = {}
+        for word, terms in zip(words, word_terms(words), strict=True):
+            for term in terms:
+                by_term.setdefault(term, word)
+        if not by_term:
+            return [], False
+        marks = ",".join("?" * len(by_term))
+        docs = dict(
+            self.db.execute(
+                f"SELECT term, doc FROM fts_word_vocab WHERE term IN ({marks})", list(by_term)
+            )
+        )
+        if not docs:
+            return [], False  # no word of the query is in the index
+        total = max(self._chunk_total(), max(docs.values()))
+        useful = [t for t in docs if _idf(docs[t], total) >= NEAR_ZERO_IDF]
+        return list(dict.fromkeys(by_term[t] for t in (useful or docs))), bool(useful)
+
+    def _words(
+        self, words: list[str], n: int, into: dict[int, dict[str, float]], weak: bool = False
+    ) -> int:
+        """BM25 over the words (``weak``: only stopwords were asked, nothing ranks them)."""
+        words, useful = self._informative(list(dict.fromkeys(words)))
+        useful = useful and not weak
+        if not words:
+            return 0
+        match = " OR ".join(fts_quote(w) for w in words)
+        if useful:
+            sql = "SELECT rowid, bm25(fts_word) FROM fts_word WHERE fts_word MATCH ? ORDER BY bm25(fts_word) LIMIT ?"
+        else:
+            # Why: words in most chunks cannot rank them (BM25 gives each ~0) and would
+            # make BM25 walk most of the index: the newest chunks holding them come first.
+            sql = "SELECT rowid, -1.0 FROM fts_word WHERE fts_word MATCH ? ORDER BY rowid DESC LIMIT ?"
         return self._ranked(sql, (match, n), "word", into)
 
     def _like(self, term: str, n: int, into: dict[int, dict[str, float]]) -> int:
@@ -102,10 +186,16 @@ class Searcher:
         return len(rows)
 
     def candidates(self, query: str, limit: int) -> dict[int, float]:
+        """Chunk id → combined score (higher is better) for up to ``limit × 4`` per source."""
         n = limit * 4
         found: dict[int, dict[str, float]] = defaultdict(dict)
         q = query.strip()
-        if len(q) >= 3:
+        words = latin_words(q)
+        # Why: a query of one word is the word search's job (stemmed, BM25 over word
+        # counts); as a substring it only adds the word inside longer words, wanted
+        # when the word itself is nowhere.
+        one_word = len(words) == 1 and words[0] == q.lower()
+        if len(q) >= 3 and not one_word:
             self._substring(q, n, "phrase", found)
         for run in cjk_runs(q):
             if run == q:
@@ -116,14 +206,20 @@ class Searcher:
                 hit = False
             if not hit:
                 self._bigrams(bigrams(run), n, found)
-        words = latin_words(q)
-        ranked = [w for w in words if w not in STOPWORDS] or words
-        if ranked:
-            self._words(ranked, n, found)
+        # Why: "s" of "Caroline's", "t" of "don't": pieces of words, not words.
+        ranked = [w for w in words if w not in STOPWORDS and len(w) > 1]
+        if (
+            words
+            and not self._words(ranked or words, n, found, weak=not ranked)
+            and one_word
+            and len(q) >= 3
+        ):
+            self._substring(q, n, "phrase", found)
         if not words and not cjk_runs(q) and len(q) < 3:
             self._like(q, n, found)
         return {cid: sum(WEIGHTS[s] * v for s, v in parts.items()) for cid, parts in found.items()}
 
+    # ---------------------------------------------------------------- hits
     def search(self, query: str, limit: int = DEFAULT_LIMIT, layer: str = "") -> list[Hit]:
         if len(query) > QUERY_MAX:
             raise UsageError(
@@ -141,42 +237,176 @@ class Searcher:
             ((s / best, cid) for cid, s in scores.items() if s / best >= MIN_RELATIVE or s == best),
             key=lambda x: (-x[0], -x[1]),
         )[:limit]
-        return self._hits(kept, layer)
+        return self._hits(kept, layer, query)
 
-    def _hits(self, kept: list[tuple[float, int]], layer: str) -> list[Hit]:
+    def _hits(self, kept: list[tuple[float, int]], layer: str, query: str) -> list[Hit]:
         if not kept:
             return []
         ids = [cid for _, cid in kept]
         marks = ",".join("?" * len(ids))
         rows = {
-            r[0]: r
+            r[0]: r[1:]
             for r in self.db.execute(
                 f"SELECT id, path, line_start, line_end, text, entry_id FROM chunks WHERE id IN ({marks})",
                 ids,
             )
         }
+        # Why: every chosen chunk is claimed before any hit grows, so a hit's
+        # context never swallows a better-ranked (or lower-ranked) hit.
+        taken: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for path, start, end, _text, _eid in rows.values():
+            taken[path].append((start, end))
         hits = []
         for score, cid in kept:
             row = rows.get(cid)
             if row is None:
                 continue
-            _, path, start, end, text, entry_id = row
-            text, end = _clip(text, start)
+            path, start, end, text, entry_id = row
+            if len(text) > HIT_CHARS:
+                text, start, end = _around_best(text, start, query)
+            elif entry_id is None:
+                text, start, end = self._grow(cid, path, start, end, text, taken[path])
+            taken[path].append((start, end))
             hits.append(Hit(path, start, end, text, round(score, 4), "normal", entry_id, layer))
         return hits
 
+    def _grow(
+        self, cid: int, path: str, start: int, end: int, text: str, taken: list[tuple[int, int]]
+    ) -> tuple[str, int, int]:
+        """The chunk widened by whole lines of its neighbours in the same section."""
+        rows = self.db.execute(
+            "SELECT line_start, line_end, text, entry_id FROM chunks"
+            " WHERE id BETWEEN ? AND ? AND path = ? ORDER BY line_start, id",
+            (cid - GROW_CHUNKS, cid + GROW_CHUNKS, path),
+        ).fetchall()
+        spans = [(r[0], r[1]) for r in rows]
+        # Why: the pieces of a line too long for a hit share its line number; a hit
+        # never joins them to other lines (nor grows from one).
+        pieces = {s for s in spans if spans.count(s) > 1}
+        if (start, end) in pieces:
+            return text, start, end
+        after = _side_lines([r for r in rows if r[0] > end], pieces, start, end, text, True)
+        before = _side_lines([r for r in rows if r[1] < start], pieces, start, end, text, False)
 
-def _clip(text: str, start: int) -> tuple[str, int]:
-    """Whole lines, at most HIT_CHARS characters (a single longer line is cut)."""
-    if len(text) <= HIT_CHARS:
-        return text, start + text.count("\n")
-    out: list[str] = []
-    size = 0
-    for line in text.split("\n"):
-        if size + len(line) + (1 if out else 0) > HIT_CHARS:
+        def free(line_no: int) -> bool:
+            return not any(a <= line_no <= b for a, b in taken)
+
+        lines = text.split("\n")
+        size = len(text)
+        take_after = True
+        while True:
+            grown = False
+            for side in (after, before) if take_after else (before, after):
+                if not side:
+                    continue
+                line_no, line = side[0]
+                if not free(line_no) or size + 1 + len(line) > HIT_CHARS:
+                    side.clear()  # Why: lines must stay contiguous: this side is done
+                    continue
+                side.pop(0)
+                if side is after:
+                    lines.append(line)
+                    end = line_no
+                else:
+                    lines.insert(0, line)
+                    start = line_no
+                size += 1 + len(line)
+                grown = True
+                break
+            if not grown:
+                break
+            take_after = not take_after
+        while len(lines) > 1 and not lines[-1]:
+            lines.pop()
+            end -= 1
+        while len(lines) > 1 and not lines[0]:
+            lines.pop(0)
+            start += 1
+        return "\n".join(lines), start, end
+
+
+def _side_lines(
+    rows: list[tuple[int, int, str, str | None]],
+    pieces: set[tuple[int, int]],
+    start: int,
+    end: int,
+    text: str,
+    forward: bool,
+) -> list[tuple[int, str]]:
+    """(line number, line) outward from a chunk, up to the end of its section.
+
+    Growth stops at an entry hearth wrote, at a heading (a new section), at a
+    piece of an over-long line and at anything out of order. The lines it
+    crosses between two chunks belong to no chunk and are empty: the chunker
+    leaves out only empty lines at chunk edges, and whatever else it leaves out
+    (a heading alone, blank lines before a heading, an entry or an over-long
+    line) sits where growth stops anyway.
+    """
+    out: list[tuple[int, str]] = []
+    if forward:
+        edge = end
+        for line_start, line_end, chunk_text, entry_id in rows:
+            chunk_lines = chunk_text.split("\n")
+            if (
+                entry_id is not None
+                or line_start <= edge
+                or (line_start, line_end) in pieces
+                or _is_heading(chunk_lines[0])
+                or len(chunk_lines) != line_end - line_start + 1
+            ):
+                break
+            out += [(n, "") for n in range(edge + 1, line_start)]
+            out += list(enumerate(chunk_lines, line_start))
+            edge = line_end
+        return out
+    edge = start
+    first = text.split("\n", 1)[0]
+    if _is_heading(first):
+        return out
+    for line_start, line_end, chunk_text, entry_id in reversed(rows):
+        chunk_lines = chunk_text.split("\n")
+        if (
+            entry_id is not None
+            or line_end >= edge
+            or (line_start, line_end) in pieces
+            or len(chunk_lines) != line_end - line_start + 1
+        ):
             break
-        out.append(line)
-        size += len(line) + (1 if len(out) > 1 else 0)
-    if not out:
-        return text[:HIT_CHARS], start
-    return "\n".join(out), start + len(out) - 1
+        out += [(n, "") for n in range(edge - 1, line_end, -1)]
+        out += list(reversed(list(enumerate(chunk_lines, line_start))))
+        edge = line_start
+        if _is_heading(chunk_lines[0]):
+            break
+    return out
+
+
+def _around_best(text: str, start: int, query: str) -> tuple[str, int, int]:
+    """Whole lines of a long chunk around its best-matching line, at most HIT_CHARS.
+
+    A single line longer than a hit is cut (it cannot be shown whole).
+    """
+    lines = text.split("\n")
+    wanted = set().union(*(t for t in word_terms(latin_words(query)))) if query else set()
+    runs = cjk_runs(query)
+
+    def match(line: str) -> int:
+        got = len(wanted & line_terms(line)) if wanted else 0
+        return got + sum(2 for r in runs if r in line)
+
+    best = max(range(len(lines)), key=lambda k: (match(lines[k]), -k))
+    if len(lines[best]) > HIT_CHARS:
+        return lines[best][:HIT_CHARS], start + best, start + best
+    lo = hi = best
+    size = len(lines[best])
+    take_after = True
+    while True:
+        options = [hi + 1, lo - 1] if take_after else [lo - 1, hi + 1]
+        for k in options:
+            if 0 <= k < len(lines) and size + 1 + len(lines[k]) <= HIT_CHARS:
+                size += 1 + len(lines[k])
+                lo, hi = min(lo, k), max(hi, k)
+                break
+        else:
+            break
+        take_after = not take_after
+    return "\n".join(lines[lo : hi + 1]), start + lo, start + hi
