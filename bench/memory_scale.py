@@ -38,8 +38,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from workhearth.memory.chunking import CHUNK_CHARS, chunk_lines
 from workhearth.memory.files import HASH_STATE_FILE, INDEX_FILE, markdown_files
-from workhearth.memory.index import CHUNK_CHARS, MemoryIndex, chunk_lines
+from workhearth.memory.index import MemoryIndex
 from workhearth.memory.search import Searcher
 
 SEED = 20240611

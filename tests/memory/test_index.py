@@ -12,6 +12,7 @@ import orjson
 import pytest
 
 import workhearth.memory.index as index_mod
+import workhearth.memory.schema as schema_mod
 from workhearth.memory.files import HASH_STATE_FILE, INDEX_FILE
 from workhearth.memory.index import MemoryIndex
 from workhearth.memory.search import Searcher
@@ -360,7 +361,7 @@ def test_changed_text_analysis_rebuilds_the_index(layer: Path, index: MemoryInde
 def test_a_version_1_index_is_migrated(layer: Path) -> None:
     db = sqlite3.connect(layer / INDEX_FILE, isolation_level=None)
     db.execute("CREATE TABLE migrations(version INTEGER PRIMARY KEY, name TEXT, applied REAL)")
-    index_mod._m001_initial(db)
+    schema_mod._m001_initial(db)
     db.execute("INSERT INTO migrations VALUES (1, 'initial', 0)")
     db.execute("INSERT INTO files VALUES ('MEMORY.md', 'stale', 0, 0)")
     db.execute(
@@ -394,7 +395,7 @@ def test_migrations_are_atomic(layer: Path, monkeypatch: pytest.MonkeyPatch) -> 
         db.execute("CREATE TABLE half_done(x)")
         raise RuntimeError("power cut")
 
-    monkeypatch.setattr(index_mod, "MIGRATIONS", [*index_mod.MIGRATIONS, (3, "broken", broken)])
+    monkeypatch.setattr(schema_mod, "MIGRATIONS", [*schema_mod.MIGRATIONS, (3, "broken", broken)])
     with pytest.raises(RuntimeError):
         index_mod.connect(layer)
     monkeypatch.undo()

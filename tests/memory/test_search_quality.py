@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from workhearth import Workhearth
-from workhearth.memory.index import CHUNK_CHARS, PIECE_CHARS, MemoryIndex, chunk_lines
+from workhearth.memory.chunking import CHUNK_CHARS, PIECE_CHARS, chunk_lines
+from workhearth.memory.index import MemoryIndex
 from workhearth.memory.search import HIT_CHARS, Hit, Searcher
 from workhearth.memory.text import WORD_TOKENIZER, line_terms, word_terms
 

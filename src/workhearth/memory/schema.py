@@ -1,0 +1,189 @@
+"""The index database: schema, numbered migrations, and how it is opened.
+
+Opening an index made by an older version migrates it; each migration is a
+named function applied in order and recorded in ``migrations``.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from workhearth.errors import CorruptDataError, HearthError
+from workhearth.memory.files import INDEX_FILE
+
+# Why: FTS5 keeps this many bytes of new postings in memory before writing a
+# segment; larger means fewer segments to merge in a big build (faster, smaller
+# index, faster queries). Only a large update ever fills it.
+FTS_HASHSIZE = 32 << 20
+
+
+def _script(db: sqlite3.Connection, sql: str) -> None:
+    """Run DDL statement by statement (``executescript`` would commit the migration)."""
+    for statement in sql.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def _m001_initial(db: sqlite3.Connection) -> None:
+    _script(
+        db,
+        """
+        CREATE TABLE files(
+            path TEXT PRIMARY KEY, hash TEXT NOT NULL, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL
+        );
+        CREATE TABLE chunks(
+            id INTEGER PRIMARY KEY, path TEXT NOT NULL, line_start INTEGER NOT NULL,
+            line_end INTEGER NOT NULL, heading TEXT NOT NULL, text TEXT NOT NULL,
+            entry_id TEXT, tokens INTEGER NOT NULL
+        );
+        CREATE INDEX chunks_path ON chunks(path);
+        CREATE INDEX chunks_entry ON chunks(entry_id) WHERE entry_id IS NOT NULL;
+        CREATE VIRTUAL TABLE fts_tri USING fts5(
+            text, content='chunks', content_rowid='id', tokenize='trigram', detail='none'
+        );
+        CREATE VIRTUAL TABLE fts_word USING fts5(
+            text, content='chunks', content_rowid='id',
+            tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE fts_cjk USING fts5(grams, content='', tokenize='unicode61');
+        CREATE VIRTUAL TABLE fts_word_vocab USING fts5vocab(fts_word, 'row');
+        """,
+    )
+
+
+def _m002_compact(db: sqlite3.Connection) -> None:
+    """Smaller tables and a ``state`` row; the next update indexes every file again.
+
+    Why: v1's ``fts_word`` indexed each whole CJK run as one "word" (a third of
+    the index, never searched: CJK goes through ``fts_tri`` and ``fts_cjk``),
+    ``chunks`` stored a heading nobody read, and an index on ``chunks.path`` only
+    served deletes: a file's chunks now have consecutive ids, its range is kept in
+    ``files``. The index is a cache, so the tables are re-created empty rather
+    than converted.
+    """
+    _script(
+        db,
+        """
+        DROP TABLE IF EXISTS fts_word_vocab;
+        DROP TABLE IF EXISTS fts_cjk_vocab;
+        DROP TABLE IF EXISTS fts_word;
+        DROP TABLE IF EXISTS fts_tri;
+        DROP TABLE IF EXISTS fts_cjk;
+        DROP TABLE IF EXISTS chunks;
+        DROP TABLE IF EXISTS files;
+        CREATE TABLE files(
+            path TEXT PRIMARY KEY, hash TEXT NOT NULL, mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL, first_id INTEGER NOT NULL, chunks INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE TABLE chunks(
+            id INTEGER PRIMARY KEY, path TEXT NOT NULL, line_start INTEGER NOT NULL,
+            line_end INTEGER NOT NULL, text TEXT NOT NULL, entry_id TEXT, tokens INTEGER NOT NULL
+        );
+        CREATE INDEX chunks_entry ON chunks(entry_id) WHERE entry_id IS NOT NULL;
+        CREATE VIRTUAL TABLE fts_tri USING fts5(
+            text, content='chunks', content_rowid='id', tokenize='trigram', detail='none'
+        );
+        CREATE VIRTUAL TABLE fts_word USING fts5(
+            text, content='', tokenize='porter unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE fts_cjk USING fts5(grams, content='', tokenize='unicode61');
+        CREATE VIRTUAL TABLE fts_word_vocab USING fts5vocab(fts_word, 'row');
+        CREATE VIRTUAL TABLE fts_cjk_vocab USING fts5vocab(fts_cjk, 'row');
+        CREATE TABLE state(
+            id INTEGER PRIMARY KEY CHECK (id = 1), generation TEXT NOT NULL,
+            chunks INTEGER NOT NULL, fingerprint TEXT
+        );
+        """,
+    )
+    for table in FTS_TABLES:
+        db.execute(f"INSERT INTO {table}({table}, rank) VALUES ('hashsize', ?)", (FTS_HASHSIZE,))
+    db.execute("INSERT INTO state VALUES (1, ?, 0, NULL)", (secrets.token_hex(8),))
+
+
+FTS_TABLES = ("fts_tri", "fts_word", "fts_cjk")
+MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
+    (1, "initial", _m001_initial),
+    (2, "compact", _m002_compact),
+]
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    """Apply every migration not yet recorded, in order and in one transaction.
+
+    Old indexes and new ones follow the same path; an index made by a newer
+    workhearth (a version this one does not know) is reported as unusable.
+    """
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS migrations(version INTEGER PRIMARY KEY, name TEXT, applied REAL)"
+    )
+    known = {version for version, _, _ in MIGRATIONS}
+
+    def applied() -> set[int]:
+        done = {row[0] for row in db.execute("SELECT version FROM migrations")}
+        if done - known:
+            raise CorruptDataError(
+                f"{INDEX_FILE} was made by a newer workhearth (schema {max(done)})",
+                schema=max(done),
+            )
+        return done
+
+    if known <= applied():
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        done = applied()  # Why: another process may have migrated while we waited
+        for version, name, apply in MIGRATIONS:
+            if version not in done:
+                apply(db)
+                db.execute("INSERT INTO migrations VALUES (?, ?, ?)", (version, name, time.time()))
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+
+
+# Why: a cache on the user's disk: losing the last commit costs a re-index, so
+# synchronous=NORMAL; a big build must not leave a WAL as large as the index.
+_PRAGMAS = (
+    "PRAGMA auto_vacuum=INCREMENTAL",  # takes effect in a new file only
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA journal_size_limit=67108864",
+    "PRAGMA temp_store=MEMORY",
+    "PRAGMA cache_size=-32768",
+)
+_DAMAGE_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+
+
+def is_damage(exc: sqlite3.Error) -> bool:
+    """Whether SQLite says the file itself is damaged (not busy, locked or missing)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in _DAMAGE_CODES
+
+
+def connect(folder: Path) -> sqlite3.Connection:
+    """Open a layer's index, creating or migrating it.
+
+    Raises :class:`CorruptDataError` when the file is damaged or was made by a
+    newer workhearth (:class:`MemoryIndex` then sets it aside and builds anew).
+    """
+    path = folder / INDEX_FILE
+    db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+    try:
+        for pragma in _PRAGMAS:
+            db.execute(pragma)
+        migrate(db)
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        if is_damage(exc):
+            raise CorruptDataError(f"{path}: {exc}", path=str(path)) from None
+        raise HearthError(f"{path}: {exc}", path=str(path)) from None
+    except BaseException:
+        db.close()
+        raise
+    return db
