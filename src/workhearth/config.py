@@ -308,7 +308,8 @@ def load_config(env: Mapping[str, str] | None = None, home: Path | None = None) 
         encryption=encryption,
         models=_models_config(
             _section(raw, "models", cfg_path),
-            env.get("HEARTH_MODEL") or _str_or_none(_section(raw, "models", cfg_path).get("default")),
+            env.get("HEARTH_MODEL")
+            or _str_or_none(_section(raw, "models", cfg_path).get("default")),
             env,
             cfg_path,
         ),
