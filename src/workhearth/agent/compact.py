@@ -43,10 +43,11 @@ class Compactor:
         state = session.load()
         messages, seqs = state.messages, state.seqs
         sizes = [self._size(seq, m) for seq, m in zip(seqs, messages, strict=True)]
-        window = model.context_window - self.reserve
+        # Why: keep room for the reply, but never more than a quarter of a small window.
+        window = model.context_window - min(self.reserve, model.context_window // 4)
         if sum(sizes) < self.threshold * window or len(messages) < 3:
             return False
-        cut = self._cut(messages, sizes, int(self.keep * window))
+        cut = self._cut(messages, sizes, int(self.keep * window), int(0.6 * window))
         if cut <= 0:
             return False
         summary = self._summarise(model, messages[:cut], window)
@@ -54,18 +55,34 @@ class Compactor:
         return True
 
     @staticmethod
-    def _starts_turn(message: Message) -> bool:
-        return message["role"] == "user" and not any(
-            b.get("type") == "tool_result" for b in message["content"]
-        )
+    def _can_cut_before(messages: list[Message], i: int) -> bool:
+        """A cut before ``messages[i]`` keeps every tool_use with its tool_result.
 
-    def _cut(self, messages: list[Message], sizes: list[int], keep_tokens: int) -> int:
-        """Index of the first kept message: a turn start, keeping about ``keep_tokens``."""
+        A user message that starts a turn is a cut point; so is an assistant
+        message (the tool results it follows answer the turn before it), which
+        lets one long task's tool loop be compacted too.
+        """
+        msg = messages[i]
+        if msg["role"] == "assistant":
+            return True
+        return not any(b.get("type") == "tool_result" for b in msg["content"])
+
+    def _cut(
+        self, messages: list[Message], sizes: list[int], keep_tokens: int, max_keep: int
+    ) -> int:
+        """Index of the first kept message: about ``keep_tokens`` kept, never over ``max_keep``.
+
+        When even the last turn is too big to keep (one huge tool result), every
+        message is summarised; the summary then stands alone as the user's turn.
+        """
+        n = len(messages)
+        best = n if messages[-1]["role"] == "user" else 0
         kept = 0
-        best = 0
-        for i in range(len(messages) - 1, 0, -1):
+        for i in range(n - 1, 0, -1):
             kept += sizes[i]
-            if self._starts_turn(messages[i]):
+            if kept > max_keep:
+                break
+            if self._can_cut_before(messages, i):
                 best = i
                 if kept >= keep_tokens:
                     break

@@ -114,8 +114,11 @@ class Agent:
         self.listener = listener or (lambda _e: None)
         self.compactor = compactor
         self.parallel_tools = parallel_tools
-        self.usage = Usage()
-        self.cost: float | None = None
+        # Why: a resumed session keeps counting where it stopped, so quest cost limits hold.
+        previous = session.load().business
+        used = previous.get("usage") or {}
+        self.usage = Usage(int(used.get("input_tokens", 0)), int(used.get("output_tokens", 0)))
+        self.cost: float | None = previous.get("cost")
         self.models: list[str] = []
 
     # ---------------------------------------------------------------- state
@@ -178,10 +181,10 @@ class Agent:
                 return self._stop("time", text, steps)
             if self.limits.max_cost is not None and (self.cost or 0.0) >= self.limits.max_cost:
                 return self._stop("cost", text, steps)
-            if self.compactor is not None and self.compactor(self.session, self.model):
-                messages = self._conversation()
             steps += 1
             try:
+                if self.compactor is not None and self.compactor(self.session, self.model):
+                    messages = self._conversation()
                 completion = self._ask(messages)
             except KeyboardInterrupt:
                 self.session.turn_end()

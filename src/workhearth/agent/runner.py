@@ -131,9 +131,12 @@ def build_agent(wh: Workhearth, session: Session, opts: RunOptions, task: str | 
     # Why: a resumed session keeps the prompt it started with unless the mode changed.
     system = state.get("system") if state.get("system") and state.get("mode") == mode else None
     system = system or system_prompt(wh, fs, mode, task)
-    limits = Limits(max_steps=policy.max_steps)
-    if mode == "quest":
-        limits = Limits(policy.max_steps, policy.max_seconds, policy.max_cost)
+    # Why: [quest] boundaries bind quest mode; with a person present only the step cap applies.
+    limits = (
+        Limits(policy.max_steps, policy.max_seconds, policy.max_cost)
+        if mode == "quest"
+        else Limits()
+    )
     agent = Agent(
         session=session,
         model=router,

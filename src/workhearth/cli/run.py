@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from typing import Annotated
 
@@ -47,6 +48,15 @@ def _options(mode: str | None, model: str | None, yes: bool):  # -> RunOptions
     )
 
 
+def _stop_cleanly_on_sigterm() -> None:
+    """Treat SIGTERM like Ctrl-C, so a stopped run kills its commands and leaves a resumable log."""
+
+    def handler(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
 def _require_model(model: str | None) -> None:
     if model is None and not hearth().config.models.configured:
         raise ConfigError(NO_MODEL)
@@ -77,6 +87,7 @@ def run(
     from workhearth.agent.runner import run_task
 
     _require_model(model)
+    _stop_cleanly_on_sigterm()
     _finish(run_task(hearth(), task, _options(mode, model, yes)))
 
 
@@ -112,6 +123,7 @@ def resume(
     from workhearth.agent.runner import resume as resume_run
 
     _require_model(model)
+    _stop_cleanly_on_sigterm()
     _finish(resume_run(wh, session, _options(mode, model, yes)))
 
 

@@ -145,6 +145,10 @@ def run(
             except subprocess.TimeoutExpired:
                 timed_out = True
                 code = _kill_group(proc)
+            except BaseException:
+                # Why: Ctrl-C or a stop of hearth must not leave the command running.
+                _kill_group(proc)
+                raise
         duration = time.monotonic() - started
         stdout, out_path = _excerpt(Path(out.name), output_limit)
         stderr, err_path = _excerpt(Path(err.name), output_limit)

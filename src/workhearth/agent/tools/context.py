@@ -103,10 +103,17 @@ class ToolContext:
     def output_id(self) -> str:
         """The call id, or a fresh one when the provider's id cannot name a file."""
         try:
-            self.session.tool_output_path(self.call_id)
-            return self.call_id
+            path = self.session.tool_output_path(self.call_id)
         except UsageError:
             return "call-" + secrets.token_hex(6)
+        # Why: some servers reuse ids like call_0 every turn; never overwrite an earlier output.
+        n = 1
+        candidate = self.call_id
+        while path.exists():
+            n += 1
+            candidate = f"{self.call_id}-{n}"
+            path = self.session.tool_output_path(candidate)
+        return candidate
 
 
 def bound(ctx: ToolContext, text: str, limit: int | None = None) -> str:

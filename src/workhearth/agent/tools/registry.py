@@ -14,6 +14,7 @@ back as an ``is_error`` result; nothing but ``KeyboardInterrupt`` escapes.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import time
 import typing
@@ -72,8 +73,9 @@ class Tool:
     def read_only(self) -> bool:
         return self.options.read_only
 
-    @property
+    @functools.cached_property
     def spec(self) -> ToolSpec:
+        # Why: building the JSON schema is most of a step's overhead; it never changes.
         return ToolSpec(self.name, self.description, input_schema(self.model))
 
     @classmethod

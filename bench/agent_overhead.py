@@ -1,0 +1,527 @@
+"""Agent runtime overhead per tool step, and ``hearth --help`` start-up time.
+
+1. **Per step.** An in-process :class:`StreamingChatModel` answers instantly with
+   precomputed completions: N turns that each call ``read_file`` on a small file,
+   then a final text. The agent is assembled exactly as ``hearth run`` assembles
+   it (``runner.build_agent``: router, real tool registry, approvals gate, audit
+   log, compactor, durable session in a temporary ``HEARTH_HOME``); only the model
+   is swapped for the instant one. The tool's own time (measured inside the tool
+   function) and the model's own time are subtracted; what is left is what the
+   runtime adds per step. Compared in the same run with
+   - a **bare loop**: append the reply to a list, call the same tool function,
+     append the result (the least any loop can do), and
+   - the **OpenAI Agents SDK** (peer, when installed): ``Runner.run`` with a model
+     answering instantly and the same tool function, in memory and with its
+     file-backed ``SQLiteSession``.
+2. **Start-up.** ``hearth --help`` as a subprocess, median of 10, against
+   ``python -c pass`` with the same interpreter. When it misses the target,
+   ``-X importtime`` names the modules that cost the most.
+
+Run ``.venv/bin/python bench/agent_overhead.py`` (about 20-40 s) or ``--quick``.
+Tables go to stdout, progress to stderr, raw numbers to ``--out`` (JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime
+import functools
+import itertools
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from workhearth.agent.approval import allow_all  # noqa: E402
+from workhearth.agent.runner import RunOptions, build_agent  # noqa: E402
+from workhearth.agent.tools import BUILTIN_TOOLS, ToolContext, ToolRegistry  # noqa: E402
+from workhearth.agent.tools.files import read_file  # noqa: E402
+from workhearth.app import Workhearth  # noqa: E402
+from workhearth.models.messages import Message  # noqa: E402
+from workhearth.models.router import Router  # noqa: E402
+from workhearth.models.streaming import (  # noqa: E402
+    Completion,
+    Done,
+    StreamEvent,
+    StreamingChatModel,
+    ToolLike,
+    Usage,
+)
+from workhearth.sessions.reconstruct import repair  # noqa: E402
+
+TARGETS = {"step_overhead_ms": 15.0, "startup_ms": 300.0}
+SMALL_FILE = "".join(f"line {i}: the quick brown fox\n" for i in range(20))
+ITEMS = {
+    "ours": "workhearth Agent (as `hearth run` builds it)",
+    "bare": "bare loop: list.append + call the tool",
+    "sdk": "OpenAI Agents SDK Runner, in memory",
+    "sdk_sqlite": "OpenAI Agents SDK Runner + SQLiteSession (file)",
+}
+
+
+PARTS = {
+    "specs_ms": "`tools.specs()`: 12 tool JSON schemas rebuilt by pydantic",
+    "repair_end_ms": "`repair()` of the whole conversation (at the end of a run)",
+    "checkpoint_ms": "`checkpoint()` event (business state + system prompt)",
+}
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- timing
+
+
+class Clock:
+    """Accumulates seconds spent inside the wrapped functions (tool, model)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.calls = 0
+
+    def wrap(self, func: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(func)
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            try:
+                return func(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - started
+                self.calls += 1
+
+        return timed
+
+
+def tool_use(i: int) -> Message:
+    block = {"type": "tool_use", "id": f"call_{i:05d}", "name": "read_file"}
+    block["input"] = {"path": "small.txt"}
+    return {"role": "assistant", "content": [block]}  # type: ignore[list-item]
+
+
+class InstantModel(StreamingChatModel):
+    """Answers from precomputed completions at once: the network edge, removed."""
+
+    name = "bench:instant"
+    context_window = 1_000_000  # Why: measure the compaction check, never a compaction.
+
+    def __init__(self, steps: int, clock: Clock) -> None:
+        usage = Usage(input_tokens=10, output_tokens=5)
+        self._replies = [
+            Completion(tool_use(i), usage, "tool_use", self.name) for i in range(steps)
+        ]
+        final: Message = {"role": "assistant", "content": [{"type": "text", "text": "done"}]}
+        self._replies.append(Completion(final, usage, "end_turn", self.name))
+        self._replies.reverse()
+        self.clock = clock
+
+    def stream(
+        self,
+        system: str | None,
+        messages: list[Message],
+        *,
+        tools: Sequence[ToolLike] | None = None,
+        max_tokens: int | None = None,
+    ) -> Iterator[StreamEvent]:
+        started = time.perf_counter()
+        done = Done(self._replies.pop())
+        self.clock.seconds += time.perf_counter() - started
+        yield done
+
+
+def timed_registry(clock: Clock) -> ToolRegistry:
+    """The built-in tools, with ``read_file`` timed from inside (its own time only)."""
+    funcs = [clock.wrap(f) if f is read_file else f for f in BUILTIN_TOOLS]
+    return ToolRegistry(funcs)
+
+
+def fsync_latency_ms(folder: Path, n: int = 20) -> float:
+    path = folder / "fsync-probe"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    samples = []
+    try:
+        for _ in range(n):
+            os.write(fd, b"x" * 200)
+            started = time.perf_counter()
+            os.fsync(fd)
+            samples.append(time.perf_counter() - started)
+    finally:
+        os.close(fd)
+        path.unlink()
+    return statistics.median(samples) * 1000
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def setup(root: Path) -> tuple[Workhearth, Path]:
+    workspace = root / "ws"
+    workspace.mkdir(parents=True)
+    (workspace / "small.txt").write_text(SMALL_FILE)
+    env = {
+        "HEARTH_HOME": str(root / "home"),
+        "HEARTH_MODEL": "openai:bench",
+        "OPENAI_API_KEY": "unused",
+        "OPENAI_BASE_URL": "http://127.0.0.1:9",  # never called: the model is swapped
+    }
+    return Workhearth(workspace=workspace, env=env), workspace
+
+
+def run_ours(root: Path, steps: int) -> dict[str, float]:
+    wh, _ = setup(root)
+    tool_clock, model_clock = Clock(), Clock()
+    session = wh.sessions.create(mode="agent")
+    opts = RunOptions(mode="agent", approver=allow_all)
+    with session:
+        agent = build_agent(wh, session, opts, "read small.txt many times")
+        agent.model.close()
+        agent.model = Router([InstantModel(steps, model_clock)])
+        ctx: ToolContext = agent.tools.ctx  # type: ignore[attr-defined]
+        agent.tools = timed_registry(tool_clock).bind(ctx)
+        agent.limits.max_steps = steps + 1
+        stamps: list[float] = []
+        agent.listener = lambda e: stamps.append(time.perf_counter()) if _is_start(e) else None
+        started = time.perf_counter()
+        result = agent.run("read small.txt many times")
+        total = time.perf_counter() - started
+        parts = {
+            # Why: the two per-step costs a profile shows on top; measured alone here.
+            "specs_ms": best_ms(agent.tools.specs),
+            "repair_end_ms": best_ms(lambda: repair(session.load().messages)),
+            "checkpoint_ms": best_ms(agent.checkpoint),
+        }
+    assert result.status == "done" and result.steps == steps + 1, result
+    assert tool_clock.calls == steps, tool_clock.calls
+    overhead = total - tool_clock.seconds - model_clock.seconds
+    gaps = [b - a for a, b in itertools.pairwise(stamps)]
+    quarter = max(1, len(gaps) // 4)
+    tool_each = tool_clock.seconds / steps
+    return {
+        "total_s": total,
+        "tool_s": tool_clock.seconds,
+        "model_s": model_clock.seconds,
+        "per_step_ms": overhead / (steps + 1) * 1000,
+        "first_quarter_ms": (statistics.median(gaps[:quarter]) - tool_each) * 1000,
+        "last_quarter_ms": (statistics.median(gaps[-quarter:]) - tool_each) * 1000,
+        "transcript_bytes": session.transcript.stat().st_size,
+        **parts,
+    }
+
+
+def best_ms(func: Callable[[], Any], n: int = 15) -> float:
+    """Median wall time of ``func()`` over ``n`` calls, in ms."""
+    samples = []
+    for _ in range(n):
+        started = time.perf_counter()
+        func()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples) * 1000
+
+
+def _is_start(event: Any) -> bool:
+    return getattr(event, "phase", None) == "start"
+
+
+def run_bare(root: Path, steps: int) -> dict[str, float]:
+    wh, workspace = setup(root)
+    from workhearth.agent.safefs import SafeFS
+
+    session = wh.sessions.create(mode="agent")
+    with session:
+        ctx = ToolContext(session=session, fs=SafeFS([workspace]), mode="agent")
+        clock = Clock()
+        tool = clock.wrap(read_file)
+        replies = [tool_use(i) for i in range(steps)]
+        messages: list[Any] = [{"role": "user", "content": "read small.txt many times"}]
+        started = time.perf_counter()
+        for reply in replies:
+            messages.append(reply)
+            call = reply["content"][0]
+            out = tool(ctx, path=call["input"]["path"], offset=1, limit=2000)  # type: ignore[typeddict-item]
+            messages.append(
+                {"role": "user", "content": [{"tool_use_id": call["id"], "content": out}]}
+            )  # type: ignore[typeddict-item]
+        total = time.perf_counter() - started
+    return {
+        "total_s": total,
+        "tool_s": clock.seconds,
+        "model_s": 0.0,
+        "per_step_ms": (total - clock.seconds) / steps * 1000,
+    }
+
+
+def run_sdk(root: Path, steps: int, sqlite: bool) -> dict[str, float] | None:
+    try:
+        from agents import Agent as SdkAgent
+        from agents import (
+            ModelResponse,
+            Runner,
+            SQLiteSession,
+            function_tool,
+            set_tracing_disabled,
+        )
+        from agents import Usage as SdkUsage
+        from agents.models.interface import Model
+        from openai.types.responses import (
+            ResponseFunctionToolCall,
+            ResponseOutputMessage,
+            ResponseOutputText,
+        )
+    except ImportError:
+        return None
+    from workhearth.agent.safefs import SafeFS
+
+    set_tracing_disabled(True)
+    wh, workspace = setup(root)
+    session = wh.sessions.create(mode="agent")
+    ctx = ToolContext(session=session, fs=SafeFS([workspace]), mode="agent")
+    tool_clock, model_clock = Clock(), Clock()
+    timed_read = tool_clock.wrap(read_file)
+
+    @function_tool(name_override="read_file")
+    def sdk_read_file(path: str) -> str:
+        """Read a text file."""
+        return timed_read(ctx, path=path, offset=1, limit=2000)
+
+    outputs: list[Any] = [
+        [
+            ResponseFunctionToolCall(
+                type="function_call",
+                call_id=f"call_{i:05d}",
+                name="read_file",
+                arguments='{"path": "small.txt"}',
+                status="completed",
+            )
+        ]
+        for i in range(steps)
+    ]
+    outputs.append(
+        [
+            ResponseOutputMessage(
+                id="msg_final",
+                type="message",
+                role="assistant",
+                status="completed",
+                content=[ResponseOutputText(type="output_text", text="done", annotations=[])],
+            )
+        ]
+    )
+    outputs.reverse()
+
+    class InstantSdkModel(Model):
+        async def get_response(self, *args: Any, **kwargs: Any) -> ModelResponse:
+            started = time.perf_counter()
+            response = ModelResponse(output=outputs.pop(), usage=SdkUsage(), response_id=None)
+            model_clock.seconds += time.perf_counter() - started
+            return response
+
+        def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+            raise NotImplementedError
+
+    agent = SdkAgent(
+        name="bench", instructions="bench", model=InstantSdkModel(), tools=[sdk_read_file]
+    )
+    store = SQLiteSession("bench", str(root / "sdk.sqlite")) if sqlite else None
+
+    async def go() -> Any:
+        return await Runner.run(
+            agent, "read small.txt many times", max_turns=steps + 2, session=store
+        )
+
+    started = time.perf_counter()
+    result = asyncio.run(go())
+    total = time.perf_counter() - started
+    session.close()
+    assert result.final_output == "done", result.final_output
+    assert tool_clock.calls == steps, tool_clock.calls
+    overhead = total - tool_clock.seconds - model_clock.seconds
+    return {
+        "total_s": total,
+        "tool_s": tool_clock.seconds,
+        "model_s": model_clock.seconds,
+        "per_step_ms": overhead / (steps + 1) * 1000,
+    }
+
+
+# --------------------------------------------------------------------------- start-up
+
+
+def median_ms(argv: list[str], runs: int, env: dict[str, str]) -> tuple[float, list[float]]:
+    samples = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL)
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples), samples
+
+
+def hearth_command() -> list[str]:
+    script = shutil.which("hearth", path=str(Path(sys.executable).parent))
+    return [script] if script else [sys.executable, "-m", "workhearth.cli.main"]
+
+
+def import_costs(env: dict[str, str], top: int = 15) -> list[dict[str, Any]]:
+    """The modules with the largest cumulative import time under ``hearth --help``."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "workhearth.cli.main", "--help"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows = []
+    for line in proc.stderr.splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        _, self_us, cumulative, name = (
+            part.strip() for part in line.replace(":", "|", 1).split("|")
+        )
+        rows.append(
+            {
+                "module": name,
+                "self_ms": int(self_us) / 1000,
+                "cumulative_ms": int(cumulative) / 1000,
+            }
+        )
+    rows.sort(key=lambda r: -r["cumulative_ms"])
+    return rows[:top]
+
+
+# --------------------------------------------------------------------------- report
+
+
+def ratio(value: float, target: float) -> str:
+    return f"{value / target:.2f}× target ({'meets' if value <= target else 'MISSES'})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--startup-runs", type=int, default=10)
+    parser.add_argument("--quick", action="store_true", help="100 steps, 3 runs")
+    parser.add_argument("--dir", type=Path, default=None, help="where the temporary homes go")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    if args.quick:
+        args.steps, args.runs = 100, 3
+    out = args.out or ROOT / "bench" / "results" / (
+        "agent_overhead-quick.json" if args.quick else "agent_overhead.json"
+    )
+
+    base = Path(tempfile.mkdtemp(prefix="hearth-bench-", dir=args.dir))
+    results: dict[str, list[dict[str, float]]] = {k: [] for k in ITEMS}
+    try:
+        fsync_ms = fsync_latency_ms(base)
+        for n in range(args.runs):
+            log(f"run {n + 1}/{args.runs}: {args.steps} steps")
+            results["ours"].append(run_ours(base / f"ours-{n}", args.steps))
+            results["bare"].append(run_bare(base / f"bare-{n}", args.steps))
+            for key, sqlite in (("sdk", False), ("sdk_sqlite", True)):
+                peer = run_sdk(base / f"{key}-{n}", args.steps, sqlite)
+                if peer is not None:
+                    results[key].append(peer)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HEARTH_", "OPENAI_"))}
+    env["HEARTH_HOME"] = tempfile.mkdtemp(prefix="hearth-bench-home-")
+    log("start-up: hearth --help")
+    hearth_ms, hearth_samples = median_ms([*hearth_command(), "--help"], args.startup_runs, env)
+    python_ms, python_samples = median_ms([sys.executable, "-c", "pass"], args.startup_runs, env)
+    costs = import_costs(env)
+    shutil.rmtree(env["HEARTH_HOME"], ignore_errors=True)
+
+    step = {k: statistics.median(r["per_step_ms"] for r in v) for k, v in results.items() if v}
+    tool_ms = statistics.median(r["tool_s"] / args.steps * 1000 for r in results["ours"])
+    ours = results["ours"]
+
+    print(f"## Agent overhead per tool step ({args.steps} steps × {args.runs} runs, median)\n")
+    print(
+        f"Tool `read_file` on a {len(SMALL_FILE)}-byte file: {tool_ms:.3f} ms of its own per call "
+        f"(subtracted). fsync on the bench folder: {fsync_ms:.2f} ms.\n"
+    )
+    print("| loop | overhead / step | vs bare loop | vs target 15 ms |")
+    print("|---|---:|---:|---|")
+    for key, label in ITEMS.items():
+        if key not in step:
+            print(f"| {label} | not installed | | |")
+            continue
+        vs_bare = step[key] / step["bare"] if step["bare"] > 0 else float("inf")
+        target = ratio(step[key], TARGETS["step_overhead_ms"]) if key == "ours" else ""
+        print(f"| {label} | {step[key]:.3f} ms | {vs_bare:,.0f}× | {target} |")
+    first = statistics.median(r["first_quarter_ms"] for r in ours)
+    last = statistics.median(r["last_quarter_ms"] for r in ours)
+    print(
+        f"\nworkhearth per-step overhead, first vs last quarter of the run: "
+        f"{first:.2f} ms → {last:.2f} ms (median step gap minus tool time)."
+    )
+    print("\nWhere a step's time goes (each part timed alone, median):\n")
+    print("| part (runs every step) | ms | share of overhead |")
+    print("|---|---:|---:|")
+    for key, label in PARTS.items():
+        value = statistics.median(r[key] for r in ours)
+        print(f"| {label} | {value:.2f} | {value / step['ours']:.0%} |")
+
+    print(f"\n## Start-up (median of {args.startup_runs} runs)\n")
+    print("| command | median | vs `python -c pass` | vs target 300 ms |")
+    print("|---|---:|---:|---|")
+    print(
+        f"| `hearth --help` | {hearth_ms:.0f} ms | {hearth_ms / python_ms:.1f}× | "
+        f"{ratio(hearth_ms, TARGETS['startup_ms'])} |"
+    )
+    print(f"| `python -c pass` | {python_ms:.0f} ms | 1.0× | |")
+    print("\nLargest cumulative imports under `hearth --help` (`-X importtime`):\n")
+    print("| module | cumulative | self |")
+    print("|---|---:|---:|")
+    for row in costs[:10]:
+        print(f"| `{row['module']}` | {row['cumulative_ms']:.1f} ms | {row['self_ms']:.1f} ms |")
+
+    report = {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "fsync_ms": fsync_ms,
+        },
+        "params": {"steps": args.steps, "runs": args.runs, "startup_runs": args.startup_runs},
+        "targets": TARGETS,
+        "labels": ITEMS,
+        "step_overhead_ms": step,
+        "tool_ms": tool_ms,
+        "ours_first_quarter_ms": first,
+        "ours_last_quarter_ms": last,
+        "parts_ms": {k: statistics.median(r[k] for r in ours) for k in PARTS},
+        "runs": results,
+        "startup": {
+            "hearth_help_ms": hearth_ms,
+            "python_pass_ms": python_ms,
+            "hearth_samples_ms": hearth_samples,
+            "python_samples_ms": python_samples,
+            "imports": costs,
+        },
+        "meets": {
+            "step_overhead": step["ours"] <= TARGETS["step_overhead_ms"],
+            "startup": hearth_ms <= TARGETS["startup_ms"],
+        },
+    }
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    log(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
