@@ -30,15 +30,20 @@ def make_private_dir(path: Path) -> None:
         fsync_dir(d.parent)
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to ``fd`` (a short write is continued) and fsync it."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.fsync(fd)
+
+
 def atomic_write(path: Path, data: bytes, mode: int = 0o600) -> None:
     """Write ``data`` to ``path`` atomically: temp file, fsync, rename, fsync the folder."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         os.fchmod(fd, mode)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        write_all(fd, data)
         os.close(fd)
         fd = -1
         os.replace(tmp, path)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import orjson
 
-from workhearth.models.messages import Message
+from workhearth.models.messages import Message, result_text
 from workhearth.models.streaming import StreamingChatModel
 from workhearth.models.tokens import count_tokens
 from workhearth.sessions.session import Session
@@ -100,9 +100,7 @@ class Compactor:
                         f"tool call {b['name']}: {orjson.dumps(b.get('input', {})).decode()}"
                     )
                 elif kind == "tool_result":
-                    content = b.get("content")
-                    text = content if isinstance(content, str) else orjson.dumps(content).decode()
-                    lines.append(f"tool result: {text}")
+                    lines.append(f"tool result: {result_text(b.get('content') or '')}")
         transcript = "\n".join(lines)
         budget_chars = max(4_000, int(window * 0.6) * 3)
         if len(transcript) > budget_chars:

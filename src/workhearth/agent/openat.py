@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from workhearth.errors import HearthError, NotFoundError, UsageError
+from workhearth.fsutil import write_all
 
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -308,10 +309,7 @@ def replace_at(pfd: int, name: str, data: bytes, mode: int | None) -> None:
     try:
         if mode is not None:
             os.fchmod(fd, mode)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.fsync(fd)
+        write_all(fd, data)
         os.close(fd)
         fd = -1
         os.rename(tmp, name, src_dir_fd=pfd, dst_dir_fd=pfd)

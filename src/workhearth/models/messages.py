@@ -74,3 +74,10 @@ def text_message(role: Role, text: str, **extra: Any) -> Message:
     msg: Message = {"role": role, "content": [{"type": "text", "text": text}]}
     msg.update(extra)  # type: ignore[typeddict-item]
     return msg
+
+
+def result_text(content: str | list[dict[str, Any]], sep: str = "\n") -> str:
+    """The text of a ``tool_result``'s content (a string, or text blocks among others)."""
+    if isinstance(content, str):
+        return content
+    return sep.join(str(c.get("text", "")) for c in content if isinstance(c, dict) and "text" in c)

@@ -17,7 +17,7 @@ import orjson
 
 from workhearth.errors import ImportFormatError, UsageError
 from workhearth.fsutil import atomic_write, make_private_dir
-from workhearth.models.messages import Message
+from workhearth.models.messages import Message, result_text
 from workhearth.sessions.codec import decode_line, encode_line, line_ok
 from workhearth.sessions.session import TOOL_OUTPUTS, TRANSCRIPT, Session
 from workhearth.sessions.store import SessionStore
@@ -50,9 +50,7 @@ def _block_markdown(block: dict[str, Any]) -> str:
         args = orjson.dumps(block.get("input", {}), option=orjson.OPT_INDENT_2).decode()
         return f"**tool call** `{block.get('name')}` (`{block.get('id')}`)\n\n```json\n{args}\n```"
     if kind == "tool_result":
-        content = block.get("content")
-        if isinstance(content, list):
-            content = "\n".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+        content = result_text(block.get("content") or "")
         label = "tool error" if block.get("is_error") else "tool result"
         return f"**{label}** (`{block.get('tool_use_id')}`)\n\n```\n{content}\n```"
     if kind == "image":

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from workhearth.agent.tools.context import ToolContext, ToolError
 from workhearth.agent.tools.registry import tool
+from workhearth.models.messages import result_text
 from workhearth.sessions.store import COUNT_MAX, LIST_LIMIT, SessionStore
 
 BLOCK_LIMIT = 2_000
@@ -58,9 +59,7 @@ def _block(block: dict[str, Any]) -> str:
         args = orjson.dumps(block.get("input", {})).decode()
         return f"[tool call {block.get('name')}: {_cut(args)}]"
     if kind == "tool_result":
-        content = block.get("content")
-        if isinstance(content, list):
-            content = " ".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+        content = result_text(block.get("content") or "", " ")
         flag = " (error)" if block.get("is_error") else ""
         return f"[tool result{flag}: {_cut(str(content))}]"
     if kind in ("thinking", "redacted_thinking"):
