@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Literal
 
@@ -45,6 +45,19 @@ class MemoryConfig:
     project_capacity: int = 200_000
     user_capacity: int = 50_000
     maintenance: Literal["auto", "manual"] = "auto"
+
+
+@dataclass(frozen=True)
+class RetentionConfig:
+    """``[retention]``: how many days each kind of leftover is kept; 0 keeps it forever.
+
+    Transcripts and memory have no retention: they are the user's record.
+    """
+
+    trash_days: int = 30
+    file_history_days: int = 30
+    tool_outputs_days: int = 30
+    audit_days: int = 90
 
 
 ProviderName = Literal["openai", "anthropic"]
@@ -112,6 +125,7 @@ class Config:
     encryption: EncryptionConfig = EncryptionConfig()
     memory: MemoryConfig = MemoryConfig()
     models: ModelsConfig = ModelsConfig()
+    retention: RetentionConfig = RetentionConfig()
     raw: Mapping[str, object] = field(default_factory=dict, repr=False)
 
     @property
@@ -269,6 +283,22 @@ def _models_config(
     )
 
 
+def _retention_config(section: Mapping[str, object], path: Path) -> RetentionConfig:
+    keys = [f.name for f in fields(RetentionConfig)]
+    unknown = sorted(set(section) - set(keys))
+    if unknown:
+        raise ConfigError(f"{path}: [retention] has unknown keys: {', '.join(unknown)}")
+    days: dict[str, int] = {}
+    for key in keys:
+        value = section.get(key, getattr(RetentionConfig, key))
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ConfigError(
+                f"{path}: [retention] {key} must be a whole number of days (0 keeps forever)"
+            )
+        days[key] = value
+    return RetentionConfig(**days)
+
+
 def load_config(env: Mapping[str, str] | None = None, home: Path | None = None) -> Config:
     """Read ``config.toml`` under the home and the environment variables we honour."""
     env = os.environ if env is None else env
@@ -313,5 +343,6 @@ def load_config(env: Mapping[str, str] | None = None, home: Path | None = None) 
             env,
             cfg_path,
         ),
+        retention=_retention_config(_section(raw, "retention", cfg_path), cfg_path),
         raw=raw,
     )

@@ -1,11 +1,14 @@
 """Assemble a run: session, model, tools, system prompt and limits, from one Workhearth.
 
 The CLI (``hearth run``, ``hearth resume``, interactive ``hearth``) and, later, the
-server build agents here, so every entry point gets the same safety rules.
+server build agents here, so every entry point gets the same safety rules. The
+``task`` tool's subagents are built here too, from the parent's own parts, and a
+run starts with the daily retention sweep (see :mod:`.retention`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -15,9 +18,17 @@ from typing import TYPE_CHECKING, Literal, Protocol, TextIO
 from workhearth.agent.approval import Approver, Policy, TerminalApprover
 from workhearth.agent.audit import AuditLog
 from workhearth.agent.compact import Compactor
-from workhearth.agent.loop import Agent, Limits, Listener, RunResult
+from workhearth.agent.loop import Agent, Limits, Listener, RunResult, ToolEvent
+from workhearth.agent.retention import sweep_if_due
 from workhearth.agent.safefs import SafeFS
-from workhearth.agent.tools import ToolContext, default_registry, quest_sandbox
+from workhearth.agent.tools import (
+    Subagent,
+    ToolContext,
+    ToolRegistry,
+    default_registry,
+    quest_sandbox,
+)
+from workhearth.agent.tools import task as task_tool
 from workhearth.agent.workspace import Workspaces
 from workhearth.errors import UsageError
 from workhearth.shell.sandbox import NOT_INSTALLED
@@ -65,6 +76,16 @@ restorable trash, and every overwrite keeps the previous version, but still act 
 before you edit. Keep answers short and say plainly what you did and what remains.
 Save to memory only short, plain sentences the user would confirm.
 {skills}{memory}"""
+SUBAGENT_STEPS = 25
+SUBAGENT_TEMPLATE = """You are a hearth subagent: the main agent gave you the sub-task that follows.
+Workspace: {workspace}
+Authorized folders: {roots}
+Mode: {mode_text}
+
+Work with the tools; paths are relative to the workspace unless absolute. Read before you edit.
+Nobody sees your work but the main agent, and it sees only your final answer: end with a
+concise report of what you found or did (exact paths, names and numbers) and what remains.
+"""
 
 
 @dataclass
@@ -94,6 +115,14 @@ def system_prompt(wh: Workhearth, fs: SafeFS, mode: Mode, task: str | None) -> s
         mode_text=MODE_TEXT[mode],
         skills="",  # Why: the skills catalogue arrives with the skills issue; its place is here.
         memory=f"\n# What you remember\n{memory}\n" if memory else "",
+    )
+
+
+def subagent_prompt(wh: Workhearth, fs: SafeFS, mode: Mode) -> str:
+    return SUBAGENT_TEMPLATE.format(
+        workspace=wh.workspace,
+        roots=", ".join(str(r.path) for r in fs.roots),
+        mode_text=MODE_TEXT[mode],
     )
 
 
@@ -127,7 +156,9 @@ def build_agent(wh: Workhearth, session: Session, opts: RunOptions, task: str | 
         env=opts.env,
         sandbox=sandbox,
     )
-    tools = default_registry().bind(ctx)
+    registry = default_registry()
+    registry.add(task_tool)
+    tools = registry.bind(ctx)
     # Why: a resumed session keeps the prompt it started with unless the mode changed.
     system = state.get("system") if state.get("system") and state.get("mode") == mode else None
     system = system or system_prompt(wh, fs, mode, task)
@@ -149,30 +180,106 @@ def build_agent(wh: Workhearth, session: Session, opts: RunOptions, task: str | 
     )
     if state.get("mode") != mode:
         agent.checkpoint()  # a mode switch is recorded
+    # Why: a subagent never starts another, also when its session is resumed later.
+    if not session.meta.get("parent_session"):
+        ctx.subagent = _subagent(wh, agent, ctx, registry, opts, policy)
     return agent
+
+
+def _tool_events(listener: Listener | None) -> Listener | None:
+    """Pass on a subagent's tool calls (progress), not its text (the report says it)."""
+    if listener is None:
+        return None
+    return lambda event: listener(event) if isinstance(event, ToolEvent) else None
+
+
+def _subagent(
+    wh: Workhearth,
+    parent: Agent,
+    ctx: ToolContext,
+    registry: ToolRegistry,
+    opts: RunOptions,
+    policy: Policy,
+) -> Subagent:
+    """What the ``task`` tool runs: an agent in a new session linked to ``parent``'s."""
+
+    def run(prompt: str, call_id: str) -> RunResult:
+        from workhearth.models.router import Router
+
+        mode: Mode = ctx.mode
+        child = wh.sessions.create(
+            model=opts.model,
+            mode=mode,
+            workspace=ctx.session.workspace or None,
+            extra_meta={"parent_session": ctx.session.id, "parent_call_id": call_id},
+        )
+        limits = Limits(SUBAGENT_STEPS)
+        if mode == "quest":
+            spent = parent.cost or 0.0
+            limits = Limits(
+                min(SUBAGENT_STEPS, policy.max_steps or SUBAGENT_STEPS),
+                policy.max_seconds,
+                None if policy.max_cost is None else policy.max_cost - spent,
+            )
+        with child:
+            child.append("title", {"title": "subagent: " + " ".join(prompt.split())[:70]})
+            # Same folders, approvals ("always" answers included), sandbox and shell
+            # snapshot as the parent; its own session and file history; no subagent.
+            child_ctx = dataclasses.replace(
+                ctx, session=child, history=None, subagent=None, call_id=""
+            )
+            tier = getattr(parent.model, "tier", None) or "light"
+            router = Router.from_config(wh.config.models, pinned=opts.model, tier=tier)
+            agent = Agent(
+                session=child,
+                model=router,
+                tools=registry.bind(child_ctx),
+                system=subagent_prompt(wh, ctx.fs, mode),
+                mode=mode,
+                limits=limits,
+                listener=_tool_events(opts.listener),
+                compactor=Compactor(),
+            )
+            agent.checkpoint()
+            try:
+                result = agent.run(prompt)
+            finally:
+                router.close()
+        # Why: the work was done for the parent, so its usage and cost (and its
+        # quest cost limit) count the subagent's too.
+        parent.usage = parent.usage + result.usage
+        if result.cost is not None:
+            parent.cost = (parent.cost or 0.0) + result.cost
+        return result
+
+    return run
 
 
 def run_task(wh: Workhearth, task: str, opts: RunOptions) -> RunResult:
     """Start a new session in the current workspace and work on ``task``."""
     if not task.strip():
         raise UsageError("the task is empty")
-    mode = _mode(opts.mode, None)
-    session = wh.sessions.create(model=opts.model, mode=mode)
-    with session:
-        agent = build_agent(wh, session, opts, task)
-        try:
-            return agent.run(task)
-        finally:
-            agent.model.close()
+    session = wh.sessions.create(model=opts.model, mode=_mode(opts.mode, None))
+    return resume(wh, session, opts, task)
 
 
 def resume(
     wh: Workhearth, session: Session, opts: RunOptions, task: str | None = None
 ) -> RunResult:
     """Continue a session where it stopped (and, with ``task``, give it the next instruction)."""
+    housekeeping(wh, opts)
     with session:
         agent = build_agent(wh, session, opts, task)
         try:
             return agent.run(task)
         finally:
             agent.model.close()
+
+
+def housekeeping(wh: Workhearth, opts: RunOptions) -> None:
+    """The retention sweep, at most once a day; a failure warns and never stops the run."""
+    try:
+        sweep_if_due(wh.paths, wh.config.retention)
+    except OSError as exc:
+        if opts.stderr is not None:
+            print(f"hearth: retention sweep skipped ({exc.strerror or exc})", file=opts.stderr)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Annotated
 
 import typer
@@ -9,6 +10,8 @@ import typer
 from workhearth.cli.context import hearth
 from workhearth.cli.output import print_json, table, when
 from workhearth.trash import Trash
+
+DAY = 86_400
 
 app = typer.Typer(help="Deleted files and sessions, restorable.", no_args_is_help=True)
 
@@ -47,8 +50,20 @@ def restore(
 @app.command()
 def empty(
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask.")] = False,
+    older_than: Annotated[
+        int | None,
+        typer.Option(
+            "--older-than",
+            metavar="DAYS",
+            min=0,
+            help="Only items deleted more than DAYS days ago ([retention] trash_days does "
+            "this daily).",
+        ),
+    ] = None,
 ) -> None:
-    """Delete everything in the trash for good."""
-    if not yes and not typer.confirm("Delete everything in the trash for good?"):
+    """Delete everything in the trash (or only its old items) for good."""
+    what = "everything" if older_than is None else f"items deleted over {older_than} days ago"
+    if not yes and not typer.confirm(f"Delete {what} in the trash for good?"):
         raise typer.Exit(1)
-    print(f"removed {_trash().empty()} items")
+    cutoff = None if older_than is None else time.time() - older_than * DAY
+    print(f"removed {_trash().empty(older_than=cutoff)} items")

@@ -2,18 +2,26 @@
 
 ``default_registry()`` holds the built-in tools under their contract names;
 ``registry.bind(ctx)`` gives the agent loop its tool box (``specs``,
-``read_only``, ``call``).
+``read_only``, ``call``). ``task`` (the subagent) is added by the runner, which
+gives it a subagent to run.
 """
 
 from __future__ import annotations
 
-from workhearth.agent.tools.context import OUTPUT_LIMIT, ToolContext, ToolError, ToolResult
+from workhearth.agent.tools.context import (
+    OUTPUT_LIMIT,
+    Subagent,
+    ToolContext,
+    ToolError,
+    ToolResult,
+)
 from workhearth.agent.tools.files import delete, edit_file, list_dir, read_file, write_file
 from workhearth.agent.tools.memory import memory_save, memory_search
 from workhearth.agent.tools.registry import BoundTools, Tool, ToolRegistry, tool
 from workhearth.agent.tools.search import glob, grep
 from workhearth.agent.tools.sessions import session_list, session_read
 from workhearth.agent.tools.shell import quest_sandbox, shell
+from workhearth.agent.tools.task import task
 
 BUILTIN_TOOLS = (
     read_file,
@@ -40,6 +48,7 @@ __all__ = [
     "BUILTIN_TOOLS",
     "OUTPUT_LIMIT",
     "BoundTools",
+    "Subagent",
     "Tool",
     "ToolContext",
     "ToolError",
@@ -47,5 +56,6 @@ __all__ = [
     "ToolResult",
     "default_registry",
     "quest_sandbox",
+    "task",
     "tool",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import secrets
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -20,8 +20,12 @@ from workhearth.shell.sandbox import Sandbox
 from workhearth.shell.snapshot import Snapshot
 
 if TYPE_CHECKING:
+    from workhearth.agent.loop import RunResult
     from workhearth.memory.api import Memory
     from workhearth.sessions.store import SessionStore
+
+Subagent = Callable[[str, str], "RunResult"]
+"""Runs ``(prompt, parent call id)`` as a subagent in a new linked session; see tools/task.py."""
 
 # Why: the model sees this much of an output; the rest is one read_file away.
 OUTPUT_LIMIT = 8_000
@@ -56,6 +60,7 @@ class ToolContext:
     first ``shell`` call from ``env``). ``sandbox`` confines shell commands in
     quest mode. ``gate`` holds the session's approvals ("always" answers), and
     is built from ``mode``, ``policy`` and ``approver`` when not given.
+    ``subagent`` is filled by the runner; without it the ``task`` tool is not offered.
     """
 
     session: Session
@@ -74,6 +79,7 @@ class ToolContext:
     history: FileHistory | None = None
     gate: Gate | None = None
     output_limit: int = OUTPUT_LIMIT
+    subagent: Subagent | None = field(default=None, repr=False)
     shared: _Shared | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:

@@ -31,15 +31,26 @@ from workhearth.models.streaming import ToolSpec
 
 ToolFunc = Callable[..., "str | ToolResult"]
 Preview = Callable[[ToolContext, BaseModel], str]
+Offered = Callable[[ToolContext], bool]
 
 
 @dataclass(frozen=True)
 class ToolOptions:
+    """How a tool is run.
+
+    ``read_only`` tools need no approval and are offered in ask mode.
+    ``alone`` keeps a read-only tool from running side by side with others (its
+    own work is gated call by call, like the ``task`` subagent's). ``offered``
+    decides, per context, whether the model sees the tool at all.
+    """
+
     read_only: bool
     preview: Preview | None = None
     command_arg: str | None = None  # checked against the denied-command list
     allow_always: bool = True
     output_limit: int | None = None
+    alone: bool = False
+    offered: Offered | None = None
 
 
 def tool(
@@ -49,12 +60,14 @@ def tool(
     command_arg: str | None = None,
     allow_always: bool = True,
     output_limit: int | None = None,
+    alone: bool = False,
+    offered: Offered | None = None,
 ) -> Callable[[ToolFunc], ToolFunc]:
     """Mark a function as a tool; it stays a plain function you can call directly."""
 
     def mark(func: ToolFunc) -> ToolFunc:
         func.__workhearth_tool__ = ToolOptions(  # type: ignore[attr-defined]
-            read_only, preview, command_arg, allow_always, output_limit
+            read_only, preview, command_arg, allow_always, output_limit, alone, offered
         )
         return func
 
@@ -72,6 +85,9 @@ class Tool:
     @property
     def read_only(self) -> bool:
         return self.options.read_only
+
+    def offered(self, ctx: ToolContext) -> bool:
+        return self.options.offered is None or self.options.offered(ctx)
 
     @functools.cached_property
     def spec(self) -> ToolSpec:
@@ -151,13 +167,21 @@ class ToolRegistry:
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
-    def specs(self, mode: str | None = None) -> list[ToolSpec]:
-        """Specs for the model; in ``ask`` mode only the read-only tools are offered."""
-        return [t.spec for t in self._tools.values() if mode != "ask" or t.read_only]
+    def specs(self, mode: str | None = None, ctx: ToolContext | None = None) -> list[ToolSpec]:
+        """Specs for the model; in ``ask`` mode only the read-only tools are offered.
+
+        With ``ctx``, a tool whose ``offered`` check says no is left out too.
+        """
+        return [
+            t.spec
+            for t in self._tools.values()
+            if (mode != "ask" or t.read_only) and (ctx is None or t.offered(ctx))
+        ]
 
     def read_only(self, name: str) -> bool:
+        """True when calls to ``name`` change nothing and may run side by side."""
         t = self._tools.get(name)
-        return t is not None and t.read_only
+        return t is not None and t.read_only and not t.options.alone
 
     def bind(self, ctx: ToolContext) -> BoundTools:
         return BoundTools(self, ctx)
@@ -167,8 +191,9 @@ class ToolRegistry:
         started = time.monotonic()
         decision: Decision = "allowed"
         t = self._tools.get(name)
-        if t is None:
-            result = ToolResult(f"unknown tool {name!r}; available: {', '.join(self._tools)}", True)
+        if t is None or not t.offered(ctx):
+            available = ", ".join(n for n, other in self._tools.items() if other.offered(ctx))
+            result = ToolResult(f"unknown tool {name!r}; available: {available}", True)
             decision = "refused-by-policy"
         elif not isinstance(arguments, Mapping):
             result = ToolResult(f"the input of {name} must be a JSON object", True)
@@ -267,7 +292,7 @@ class BoundTools:
         self.ctx = ctx
 
     def specs(self) -> Sequence[ToolSpec]:
-        return self.registry.specs(self.ctx.mode)
+        return self.registry.specs(self.ctx.mode, self.ctx)
 
     def read_only(self, name: str) -> bool:
         return self.registry.read_only(name)

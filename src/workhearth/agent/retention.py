@@ -1,0 +1,257 @@
+"""Retention (DESIGN §5 Workspaces): old trash, file history, tool outputs and audit lines go.
+
+``[retention]`` in ``config.toml`` gives the days each kind is kept (0 keeps it
+forever); :func:`sweep` removes what is older:
+
+* trash items deleted before the cutoff (by their manifest's time);
+* file-history versions and saved tool outputs whose file was last written
+  before the cutoff, in every session of every workspace;
+* ``audit.jsonl`` lines whose time is before the cutoff (a line that cannot be
+  read is kept: it may be evidence).
+
+Transcripts and memory are never touched. :func:`sweep_if_due` runs a sweep at
+most once a day, remembered in a small hidden file under ``HEARTH_HOME``.
+
+A session being written by a running process (its transcript is locked) is
+left for the next sweep, so a live session's file-history manifest is never
+rewritten under its writer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import orjson
+
+from workhearth.agent.history import FOLDER as FILE_HISTORY
+from workhearth.agent.history import MANIFEST
+from workhearth.config import RetentionConfig
+from workhearth.fsutil import atomic_write, fsync_dir, write_all
+from workhearth.paths import HearthPaths
+from workhearth.sessions.session import TOOL_OUTPUTS, TRANSCRIPT
+from workhearth.trash import Trash
+
+DAY = 86_400.0
+MARKER = ".retention-sweep"
+_VERSION = re.compile(r"^(\d+)[-.]")
+
+
+@dataclass
+class SweepReport:
+    """How many of each kind a sweep removed."""
+
+    trash: int = 0
+    file_history: int = 0
+    tool_outputs: int = 0
+    audit: int = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return asdict(self)
+
+
+def _cutoff(days: int, now: float) -> float | None:
+    return None if days <= 0 else now - days * DAY
+
+
+def sweep(paths: HearthPaths, retention: RetentionConfig, now: float | None = None) -> SweepReport:
+    """Remove everything older than its kind's retention (see the module doc)."""
+    now = time.time() if now is None else now
+    report = SweepReport()
+    trash_cut = _cutoff(retention.trash_days, now)
+    if trash_cut is not None:
+        report.trash = Trash(paths.trash).empty(older_than=trash_cut)
+    history_cut = _cutoff(retention.file_history_days, now)
+    outputs_cut = _cutoff(retention.tool_outputs_days, now)
+    if history_cut is not None or outputs_cut is not None:
+        for folder in session_folders(paths):
+            with _idle(folder) as idle:
+                if not idle:
+                    continue
+                if history_cut is not None:
+                    report.file_history += prune_file_history(folder / FILE_HISTORY, history_cut)
+                if outputs_cut is not None:
+                    report.tool_outputs += prune_tool_outputs(folder / TOOL_OUTPUTS, outputs_cut)
+    audit_cut = _cutoff(retention.audit_days, now)
+    if audit_cut is not None:
+        report.audit = prune_audit(paths.audit_log, audit_cut)
+    return report
+
+
+def sweep_if_due(
+    paths: HearthPaths,
+    retention: RetentionConfig,
+    now: float | None = None,
+    every: float = DAY,
+) -> SweepReport | None:
+    """Sweep when the last sweep was ``every`` seconds ago or more; None when not due."""
+    now = time.time() if now is None else now
+    if not paths.home.is_dir():
+        return None  # a fresh home holds nothing to sweep
+    marker = paths.home / MARKER
+    last = _last_sweep(marker)
+    # Why: a time in the future (a clock set back) must not stop sweeps for good.
+    if last is not None and 0 <= now - last < every:
+        return None
+    report = sweep(paths, retention, now)
+    atomic_write(marker, orjson.dumps({"time": now, "removed": report.as_dict()}))
+    return report
+
+
+def _last_sweep(marker: Path) -> float | None:
+    try:
+        value = orjson.loads(marker.read_bytes()).get("time")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return float(value) if isinstance(value, int | float) else None
+
+
+# ------------------------------------------------------------------ sessions
+def session_folders(paths: HearthPaths) -> list[Path]:
+    """Every session folder, in every workspace (the patterns the session store reads)."""
+    root = paths.projects
+    if not root.is_dir():
+        return []
+    found = list(root.glob(f"*/sessions/*/{TRANSCRIPT}"))
+    found += root.glob(f"*/*/sessions/*/{TRANSCRIPT}")
+    return [p.parent for p in found]
+
+
+@contextlib.contextmanager
+def _idle(folder: Path) -> Iterator[bool]:
+    """Hold the session's writer lock while pruning; False when a live process holds it."""
+    try:
+        fd = os.open(folder / TRANSCRIPT, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        yield False
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+    finally:
+        os.close(fd)  # closing drops the lock
+
+
+def _older(path: Path, cutoff: float) -> bool:
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return False
+    return st.st_mtime < cutoff
+
+
+def prune_tool_outputs(folder: Path, cutoff: float) -> int:
+    """Delete saved tool outputs last written before ``cutoff``; returns how many."""
+    if not folder.is_dir():
+        return 0
+    removed = 0
+    for path in folder.iterdir():
+        if path.is_file() and not path.is_symlink() and _older(path, cutoff):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                removed += 1
+    if removed:
+        _remove_if_empty(folder)
+    return removed
+
+
+def prune_file_history(folder: Path, cutoff: float) -> int:
+    """Delete versions last written before ``cutoff`` and their manifest lines.
+
+    The manifest is rewritten first (atomically) and the files removed after,
+    so a crash in between leaves an unlisted file for the next sweep, never a
+    listed version whose bytes are gone. Lines are matched by their version
+    number, which sealed lines of encrypted sessions carry in the clear.
+    """
+    if not folder.is_dir():
+        return 0
+    versions: dict[int, Path] = {}
+    for path in folder.iterdir():
+        m = _VERSION.match(path.name)
+        if m and path.is_file() and not path.is_symlink():
+            versions[int(m.group(1))] = path
+    old = {n for n, path in versions.items() if _older(path, cutoff)}
+    if not old:
+        return 0
+    manifest = folder / MANIFEST
+    if len(old) == len(versions):
+        with contextlib.suppress(FileNotFoundError):
+            manifest.unlink()
+    else:
+        try:
+            raw = manifest.read_bytes()
+        except FileNotFoundError:
+            raw = b""
+        kept = [line for line in raw.splitlines() if _version_of(line) not in old]
+        atomic_write(manifest, b"".join(line + b"\n" for line in kept))
+    for n in sorted(old):
+        with contextlib.suppress(FileNotFoundError):
+            versions[n].unlink()
+    _remove_if_empty(folder)
+    return len(old)
+
+
+def _version_of(line: bytes) -> int | None:
+    try:
+        n = orjson.loads(line).get("n")
+    except (ValueError, AttributeError):
+        return None
+    return n if isinstance(n, int) and not isinstance(n, bool) else None
+
+
+def _remove_if_empty(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        folder.rmdir()  # fails (and is left) when anything is still inside
+        fsync_dir(folder.parent)
+
+
+# --------------------------------------------------------------------- audit
+def prune_audit(path: Path, cutoff: float) -> int:
+    """Drop audit lines whose time is before ``cutoff``; returns how many.
+
+    The file is rewritten atomically. Writers append without a lock, so lines
+    that arrive while the new file is written are copied over before and after
+    the swap: only a writer that opened the file before the swap and writes in
+    the same instant as the final copy could lose its line.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return 0
+    with os.fdopen(fd, "rb") as old:
+        raw = old.read()
+        # Why: a torn last line (a crash mid-write) stays as it is, unjudged.
+        lines = raw.split(b"\n")
+        tail = lines.pop()
+        kept = [line for line in lines if not _audit_older(line, cutoff)]
+        dropped = len(lines) - len(kept)
+        if dropped == 0:
+            return 0
+        data = b"".join(line + b"\n" for line in kept) + tail
+        atomic_write(path, data + old.read())  # lines appended while we read
+        late = old.read()  # lines the old file got before the swap reached their writers
+        if late:
+            out = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+            try:
+                write_all(out, late)
+            finally:
+                os.close(out)
+    return dropped
+
+
+def _audit_older(line: bytes, cutoff: float) -> bool:
+    try:
+        t = orjson.loads(line).get("time")
+    except (ValueError, AttributeError):
+        return False
+    return isinstance(t, int | float) and not isinstance(t, bool) and t < cutoff
