@@ -15,9 +15,12 @@ writers never interleave and a crash loses at most the line being written.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -132,12 +135,13 @@ class AuditLog:
         line = orjson.dumps(rec.as_dict()) + b"\n"
         if not self.path.parent.is_dir():
             make_private_dir(self.path.parent)
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        with audit_lock(self.path):
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                os.write(fd, line)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
         return rec
 
     def read(self, session: str | None = None, limit: int | None = None) -> list[AuditRecord]:
@@ -156,3 +160,14 @@ class AuditLog:
             if session is None or rec.session == session:
                 out.append(rec)
         return out[-limit:] if limit else out
+
+
+@contextlib.contextmanager
+def audit_lock(path: Path) -> Iterator[None]:
+    """Order appends against the retention rewrite of the log (released if we die)."""
+    fd = os.open(path.with_name(f".{path.name}.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -30,10 +30,11 @@ from pathlib import Path
 
 import orjson
 
+from workhearth.agent.audit import audit_lock
 from workhearth.agent.history import FOLDER as FILE_HISTORY
 from workhearth.agent.history import MANIFEST
 from workhearth.config import RetentionConfig
-from workhearth.fsutil import atomic_write, fsync_dir, write_all
+from workhearth.fsutil import atomic_write, fsync_dir
 from workhearth.paths import HearthPaths
 from workhearth.sessions.session import TOOL_OUTPUTS, TRANSCRIPT
 from workhearth.trash import Trash
@@ -219,11 +220,16 @@ def _remove_if_empty(folder: Path) -> None:
 def prune_audit(path: Path, cutoff: float) -> int:
     """Drop audit lines whose time is before ``cutoff``; returns how many.
 
-    The file is rewritten atomically. Writers append without a lock, so lines
-    that arrive while the new file is written are copied over before and after
-    the swap: only a writer that opened the file before the swap and writes in
-    the same instant as the final copy could lose its line.
+    The file is rewritten atomically under the audit lock, which every append
+    takes too, so no line written meanwhile can be lost.
     """
+    if not path.exists():
+        return 0
+    with audit_lock(path):
+        return _prune_audit_locked(path, cutoff)
+
+
+def _prune_audit_locked(path: Path, cutoff: float) -> int:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -238,14 +244,7 @@ def prune_audit(path: Path, cutoff: float) -> int:
         if dropped == 0:
             return 0
         data = b"".join(line + b"\n" for line in kept) + tail
-        atomic_write(path, data + old.read())  # lines appended while we read
-        late = old.read()  # lines the old file got before the swap reached their writers
-        if late:
-            out = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
-            try:
-                write_all(out, late)
-            finally:
-                os.close(out)
+        atomic_write(path, data)
     return dropped
 
 
