@@ -326,3 +326,11 @@ def test_scores_are_relative_to_the_best_and_never_under_a_tenth(wh: Workhearth)
     assert scores == sorted(scores, reverse=True)
     assert all(0.1 <= s <= 1.0 for s in scores)
     assert len(wh.memory.search("badger meadow burrow")) == 6  # top 6 by default
+
+
+def test_a_pending_entry_is_confirmed_by_the_users_edit(tmp_path: Path) -> None:
+    wh = Workhearth(home=tmp_path / "home", workspace=tmp_path / "ws")
+    entry = wh.memory.save("The deploy key rotates monthly.", pending=True)
+    assert wh.memory.get(entry.id).pending
+    edited = wh.memory.edit(entry.id, "The deploy key rotates every month.")
+    assert not edited.pending and edited.content == "The deploy key rotates every month."

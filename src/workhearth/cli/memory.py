@@ -141,7 +141,13 @@ def list_(
     table(
         ["id", "level", "created", "where", "content"],
         [
-            [e.id, e.level, when(e.created), f"{e.layer}:{e.path}:{e.line}", e.content]
+            [
+                e.id,
+                e.level + (" (pending)" if e.pending else ""),
+                when(e.created),
+                f"{e.layer}:{e.path}:{e.line}",
+                e.content,
+            ]
             for e in entries
         ],
     )
@@ -155,7 +161,7 @@ def edit(
     text: Annotated[str, typer.Argument(metavar="TEXT")],
     json: JsonOpt = False,
 ) -> None:
-    """Replace an entry's text (its id stays)."""
+    """Replace an entry's text (its id stays); this also confirms a pending entry."""
     entry = hearth().memory.edit(entry_id, text)
     if json:
         print_json(entry.as_dict())

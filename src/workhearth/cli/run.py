@@ -155,8 +155,13 @@ def interactive(mode: str | None = None, model: str | None = None) -> None:
             if cmd == "help":
                 print("/mode ask|agent|quest  /model NAME  /memory QUERY  /resume ID  /quit")
             elif cmd == "mode":
-                opts.mode = arg or None  # type: ignore[assignment]
-                print(f"mode: {arg}")
+                from workhearth.agent.runner import MODES
+
+                if arg not in MODES:
+                    print(f"hearth: mode must be one of {', '.join(MODES)}", file=sys.stderr)
+                else:
+                    opts.mode = arg  # type: ignore[assignment]
+                    print(f"mode: {arg}")
             elif cmd == "model":
                 opts.model = arg or None
                 print(f"model: {arg or 'routed'}")

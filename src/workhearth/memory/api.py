@@ -206,6 +206,9 @@ class Memory:
         meta = store.meta.get(entry_id) or {}
         content, _, _ = validate(content, meta.get("level", "normal"), [], [], redact)
         store.edit_entry(entry_id, content)
+        if meta.get("pending"):
+            # Why: a pending entry (saved in quest mode) is confirmed by the user's edit.
+            return self.confirm(entry_id)
         return self.get(entry_id)
 
     def confirm(self, entry_id: str) -> Entry:
