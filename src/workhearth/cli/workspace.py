@@ -24,7 +24,7 @@ def _workspaces():  # -> Workspaces
 def add(folder: Annotated[Path, typer.Argument(metavar="DIR")]) -> None:
     """Authorize a folder for file tools and shell commands."""
     item = _workspaces().add(folder)
-    print(f"authorized {getattr(item, 'path', folder)}")
+    print(f"authorized {item.path}")
 
 
 @app.command()
@@ -38,8 +38,7 @@ def remove(folder: Annotated[Path, typer.Argument(metavar="DIR")]) -> None:
 def list_(json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Authorized folders (the current folder is always authorized for its own sessions)."""
     ws = _workspaces()
-    items = ws.list()
-    rows = [{"path": str(getattr(i, "path", i)), "added": getattr(i, "added", None)} for i in items]
+    rows = [item.as_dict() for item in ws.list()]
     if json:
         print_json({"current": str(hearth().workspace), "authorized": rows})
         return

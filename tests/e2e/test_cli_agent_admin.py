@@ -1,0 +1,95 @@
+"""``hearth workspace``, ``hearth models`` and ``hearth shell snapshot`` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.fake_providers import FakeProvider, Reply, openai_sse, openai_text
+
+
+def hearth(tmp_path: Path, *args: str, **extra: str) -> subprocess.CompletedProcess:
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("OPENAI_", "ANTHROPIC_", "HEARTH_"))
+    }
+    env.update(HEARTH_HOME=str(tmp_path / "home"), **extra)
+    return subprocess.run(
+        [sys.executable, "-m", "workhearth.cli.main", *args],
+        cwd=ws,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def one_error_line(done: subprocess.CompletedProcess) -> str:
+    assert done.returncode != 0
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    return lines[0]
+
+
+def test_workspace_add_list_remove(tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    other.mkdir()
+    assert hearth(tmp_path, "workspace", "add", str(other)).returncode == 0
+    listed = json.loads(hearth(tmp_path, "workspace", "list", "--json").stdout)
+    assert listed["current"] == str(tmp_path / "ws")
+    assert [f["path"] for f in listed["authorized"]] == [str(other)]
+    assert hearth(tmp_path, "workspace", "remove", str(other)).returncode == 0
+    assert json.loads(hearth(tmp_path, "workspace", "list", "--json").stdout)["authorized"] == []
+    assert "not an existing folder" in one_error_line(
+        hearth(tmp_path, "workspace", "add", str(tmp_path / "nope"))
+    )
+    assert "not an authorized folder" in one_error_line(
+        hearth(tmp_path, "workspace", "remove", str(other))
+    )
+    assert "own data folder" in one_error_line(
+        hearth(tmp_path, "workspace", "add", str(tmp_path / "home"))
+    )
+
+
+def test_models_list_and_test_against_a_local_server(tmp_path: Path) -> None:
+    assert json.loads(hearth(tmp_path, "models", "list", "--json").stdout) == []
+    with FakeProvider([Reply(pieces=openai_sse(openai_text(["ready"])))]) as fake:
+        env = {
+            "OPENAI_BASE_URL": fake.url,
+            "OPENAI_API_KEY": "sk-test-not-a-real-key-000000",
+            "HEARTH_MODEL": "openai:qwen-plus",
+        }
+        rows = json.loads(hearth(tmp_path, "models", "list", "--json", **env).stdout)
+        assert [(r["name"], r["provider"], r["api_key_set"]) for r in rows] == [
+            ("openai:qwen-plus", "openai", True)
+        ]
+        assert "sk-test" not in json.dumps(rows)  # keys are never printed
+        done = hearth(tmp_path, "models", "test", "openai:qwen-plus", "--json", **env)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["answer"] == "ready"
+        assert fake.bodies[0]["model"] == "qwen-plus"
+    assert "unknown model" in one_error_line(hearth(tmp_path, "models", "test", "nope"))
+
+
+def test_shell_snapshot_show(tmp_path: Path) -> None:
+    home = tmp_path / "userhome"
+    home.mkdir()
+    (home / ".bashrc").write_text(
+        "alias ll='ls -l'\n_helper() { echo helped; }\nexport HEARTH_TEST_VAR=42\n"
+    )
+    done = hearth(tmp_path, "shell", "snapshot", "--json", HOME=str(home), SHELL="/bin/bash")
+    assert done.returncode == 0, done.stderr
+    snap = json.loads(done.stdout)
+    path = Path(snap["path"])
+    assert snap["shell"] == "bash" and oct(path.stat().st_mode & 0o777) == "0o600"
+    shown = hearth(
+        tmp_path, "shell", "snapshot", "--show", HOME=str(home), SHELL="/bin/bash"
+    ).stdout
+    assert "_helper" in shown and "HEARTH_TEST_VAR" in shown
