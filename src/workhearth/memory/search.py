@@ -22,8 +22,10 @@ the sum is divided by the best again, hits under 0.1 are dropped (the best
 always stays) and the top ``limit`` chunks become hits.
 
 A hit is a window of whole source lines (≤ ``HIT_CHARS``) around its chunk: the
-chunk, grown line by line into the neighbouring chunks of the same section
-(after, then before, in turn) while it fits, never into lines another hit holds.
+chunk, grown line by line into the neighbouring chunks of the same section while
+it fits, never into lines another hit holds: the side whose next line holds more
+of the query's informative words (by IDF) first, otherwise after and before in
+turn, so a hit leans toward where its match continues.
 Chunks are smaller than hits (``index.CHUNK_CHARS``) so that BM25 ranks a focused
 piece of text while the hit still carries the lines around it. An entry hearth
 wrote is a hit on its own; one longer than a hit keeps the lines around its best
@@ -40,6 +42,7 @@ from dataclasses import asdict, dataclass
 
 from workhearth.errors import UsageError
 from workhearth.memory.text import (
+    LATIN_WORD,
     STOPWORDS,
     bigrams,
     cjk_runs,
@@ -96,6 +99,11 @@ def _is_heading(line: str) -> bool:
 class Searcher:
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
+        # Why: the IDF of the informative terms of the last word search, so that a
+        # hit grows toward the lines holding its query's words.
+        self._term_idf: dict[str, float] = {}
+        self._word_terms: dict[str, tuple[str, ...]] = {}
+        self._line_values: dict[str, float] = {}
 
     # ------------------------------------------------------------ sources
     def _ranked(self, sql: str, args: tuple, source: str, into: dict[int, dict[str, float]]) -> int:
@@ -157,6 +165,7 @@ class Searcher:
             return [], False  # no word of the query is in the index
         total = max(self._chunk_total(), max(docs.values()))
         useful = [t for t in docs if _idf(docs[t], total) >= NEAR_ZERO_IDF]
+        self._term_idf = {t: _idf(docs[t], total) for t in useful}
         return list(dict.fromkeys(by_term[t] for t in (useful or docs))), bool(useful)
 
     def _words(
@@ -165,6 +174,8 @@ class Searcher:
         """BM25 over the words (``weak``: only stopwords were asked, nothing ranks them)."""
         words, useful = self._informative(list(dict.fromkeys(words)))
         useful = useful and not weak
+        if not useful:
+            self._term_idf = {}
         if not words:
             return 0
         match = " OR ".join(fts_quote(w) for w in words)
@@ -189,6 +200,7 @@ class Searcher:
         """Chunk id → combined score (higher is better) for up to ``limit × 4`` per source."""
         n = limit * 4
         found: dict[int, dict[str, float]] = defaultdict(dict)
+        self._term_idf, self._word_terms, self._line_values = {}, {}, {}
         q = query.strip()
         words = latin_words(q)
         # Why: a query of one word is the word search's job (stemmed, BM25 over word
@@ -296,6 +308,12 @@ class Searcher:
         take_after = True
         while True:
             grown = False
+            # Why: a line holding more of the query's words is taken first, so a hit
+            # leans toward the side its match continues on; otherwise in turn.
+            gain_after = self._value(after[0][1]) if after else -1.0
+            gain_before = self._value(before[0][1]) if before else -1.0
+            if gain_after != gain_before:
+                take_after = gain_after > gain_before
             for side in (after, before) if take_after else (before, after):
                 if not side:
                     continue
@@ -323,6 +341,22 @@ class Searcher:
             lines.pop(0)
             start += 1
         return "\n".join(lines), start, end
+
+    def _value(self, line: str) -> float:
+        """The IDF of the informative query terms a line holds (0 when there are none)."""
+        idf = self._term_idf
+        if not idf or not line:
+            return 0.0
+        value = self._line_values.get(line)
+        if value is None:
+            words = LATIN_WORD.findall(line.lower())
+            known = self._word_terms
+            new = list(dict.fromkeys(w for w in words if w not in known))
+            for word, terms in zip(new, word_terms(new), strict=True):
+                known[word] = tuple(t for t in terms if t in idf)
+            value = sum(idf[t] for t in {t for w in words for t in known[w]})
+            self._line_values[line] = value
+        return value
 
 
 def _side_lines(
