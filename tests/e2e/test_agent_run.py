@@ -431,6 +431,31 @@ def test_delete_goes_to_the_trash_and_restores(hearth: Hearth, agent_for, api: s
     assert by_tool(agent.audit()) == [("delete", "asked-allowed", "ok")]
 
 
+def test_an_overwritten_file_is_restorable_from_the_session_history(
+    hearth: Hearth, agent_for, api: str
+) -> None:
+    target = hearth.workspace / "notes.md"
+    target.write_text("first draft\n")
+    replies = [
+        calls_reply(
+            api, ("call_w1", "write_file", {"path": "notes.md", "content": "second draft\n"})
+        ),
+        text_reply(api, "Rewrote notes.md."),
+    ]
+    agent = agent_for(api, replies)
+    assert agent.run("run", "rewrite notes.md", "--yes").code == 0
+    assert target.read_text() == "second draft\n"
+    (session,) = orjson.loads(agent.run("sessions", "list", "--json").out)
+    sid = session["session_id"]
+    (version,) = orjson.loads(agent.run("trash", "list", "--session", sid, "--json").out)
+    assert Path(version["original"]) == target
+    restored = agent.run("trash", "restore", str(version["n"]), "--session", sid)
+    assert restored.code == 0, restored.err
+    assert target.read_text() == "first draft\n"
+    # the version it replaced is kept too, so the restore can be undone
+    assert len(orjson.loads(agent.run("trash", "list", "--session", sid, "--json").out)) == 2
+
+
 # --------------------------------------------------------------------------- limits
 
 

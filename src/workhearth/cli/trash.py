@@ -9,6 +9,7 @@ import typer
 
 from workhearth.cli.context import hearth
 from workhearth.cli.output import print_json, table, when
+from workhearth.errors import UsageError
 from workhearth.trash import Trash
 
 DAY = 86_400
@@ -16,13 +17,37 @@ DAY = 86_400
 app = typer.Typer(help="Deleted files and sessions, restorable.", no_args_is_help=True)
 
 
+def _history(session_id: str):  # -> FileHistory
+    from workhearth.agent.history import FileHistory
+
+    return FileHistory(hearth().sessions.open(session_id))
+
+
 def _trash() -> Trash:
     return Trash(hearth().paths.trash)
 
 
 @app.command("list")
-def list_(json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """What is in the trash, newest first."""
+def list_(
+    session: Annotated[
+        str | None,
+        typer.Option(help="List this session's file history (overwritten versions) instead."),
+    ] = None,
+    json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """What is in the trash, newest first (or a session's file history)."""
+    if session is not None:
+        versions = _history(session).list()
+        if json:
+            print_json([v.as_dict() for v in versions])
+        elif not versions:
+            print("no earlier versions kept in this session")
+        else:
+            table(
+                ["n", "kept", "size", "original"],
+                [[v.n, when(v.time), v.size, v.original] for v in versions],
+            )
+        return
     items = _trash().list()
     if json:
         print_json([vars(i) for i in items])
@@ -39,10 +64,19 @@ def list_(json: Annotated[bool, typer.Option("--json")] = False) -> None:
 def restore(
     item_id: Annotated[str, typer.Argument(metavar="ID")],
     overwrite: Annotated[
-        bool, typer.Option(help="Replace what is there now (it goes to the trash).")
+        bool, typer.Option(help="Replace what is there now (it is kept too).")
     ] = False,
+    session: Annotated[
+        str | None, typer.Option(help="Restore version ID from this session's file history.")
+    ] = None,
 ) -> None:
-    """Put a trashed file, folder or session back where it was."""
+    """Put a trashed file, folder or session back where it was (or an earlier file version)."""
+    if session is not None:
+        if not item_id.isdigit():
+            raise UsageError(f"a file-history version is a number, not {item_id!r}")
+        version = _history(session).restore(int(item_id), overwrite=overwrite)
+        print(f"restored version {version.n} of {version.original}")
+        return
     item = _trash().restore(item_id, overwrite=overwrite)
     print(f"restored {item.original}")
 
