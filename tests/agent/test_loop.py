@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import random
 import threading
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -117,20 +116,6 @@ def results_in(body: dict[str, Any], api: str) -> list[tuple[str, str]]:
 
 
 # --------------------------------------------------------------------------- wiring
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[[list[Reply]], FakeProvider]]:
-    started: list[FakeProvider] = []
-
-    def start(replies: list[Reply]) -> FakeProvider:
-        fake = FakeProvider(replies).__enter__()
-        started.append(fake)
-        return fake
-
-    yield start
-    for fake in started:
-        fake.__exit__(None, None, None)
 
 
 def provider(api: str, fake: FakeProvider, **settings: Any) -> StreamingChatModel:

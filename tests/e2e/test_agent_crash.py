@@ -15,7 +15,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -136,17 +136,8 @@ class Running:
 
 
 @pytest.fixture
-def fakes() -> Iterator[Callable[[list[Reply]], FakeProvider]]:
-    started: list[FakeProvider] = []
-
-    def start(replies: list[Reply]) -> FakeProvider:
-        fake = FakeProvider(replies).__enter__()
-        started.append(fake)
-        return fake
-
-    yield start
-    for fake in started:
-        fake.__exit__(None, None, None)
+def fakes(serve: Callable[[list[Reply]], FakeProvider]) -> Callable[[list[Reply]], FakeProvider]:
+    return serve
 
 
 @pytest.fixture(params=["openai", "anthropic"])

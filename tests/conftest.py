@@ -1,0 +1,24 @@
+"""Fixtures shared across test folders."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from tests.fake_providers import FakeProvider, Reply
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[list[Reply]], FakeProvider]]:
+    """Start scripted local provider servers on demand; all are stopped after the test."""
+    started: list[FakeProvider] = []
+
+    def start(replies: list[Reply]) -> FakeProvider:
+        fake = FakeProvider(replies).__enter__()
+        started.append(fake)
+        return fake
+
+    yield start
+    for fake in started:
+        fake.__exit__(None, None, None)
