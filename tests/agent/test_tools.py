@@ -348,6 +348,17 @@ def test_shell_runs_in_the_users_shell(reg: ToolRegistry, ctx: ToolContext, tree
     assert slow.is_error and "timed out" in slow.content
 
 
+def test_a_quest_deadline_bounds_a_long_command(make_ctx, reg: ToolRegistry) -> None:
+    import dataclasses
+    import time
+
+    quest = dataclasses.replace(make_ctx("quest"), deadline=time.monotonic() + 1.5)
+    started = time.monotonic()
+    out = call(reg, quest, "shell", command="sleep 30; echo finished", timeout=60)
+    assert time.monotonic() - started < 10
+    assert "timed out" in out.content and "finished" not in out.content
+
+
 def test_shell_output_is_bounded_and_kept_whole(reg: ToolRegistry, ctx: ToolContext) -> None:
     out = call(reg, ctx, "shell", call_id="call_seq", command="seq 1 100000")
     assert len(out.content) < 9_000 and "100000" in out.content

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -155,6 +156,10 @@ def build_agent(wh: Workhearth, session: Session, opts: RunOptions, task: str | 
         policy=policy,
         env=opts.env,
         sandbox=sandbox,
+        # Why: one long command must not carry a quest past its time limit.
+        deadline=time.monotonic() + policy.max_seconds
+        if mode == "quest" and policy.max_seconds is not None
+        else None,
     )
     registry = default_registry()
     registry.add(task_tool)

@@ -75,6 +75,7 @@ class ToolContext:
     env: Mapping[str, str] = field(default_factory=dict)
     sandbox: Sandbox | None = None
     shell_timeout: float = 120.0
+    deadline: float | None = None  # time.monotonic() by which a quest must stop
     call_id: str = ""
     history: FileHistory | None = None
     gate: Gate | None = None

@@ -14,6 +14,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated
@@ -36,6 +37,14 @@ def quest_sandbox(fs: SafeFS, temp_dir: Path, search_path: str | None) -> Sandbo
     """A sandbox writable only in ``fs``'s roots and ``temp_dir``; None when none works here."""
     roots: Sequence[Path] = [root.path for root in fs.roots]
     return Sandbox.create(roots, temp_dir, sandbox_status(search_path))
+
+
+def _bounded(ctx: ToolContext, timeout: float) -> float:
+    """The command's timeout, never past the quest's time limit."""
+    timeout = min(timeout, MAX_TIMEOUT)
+    if ctx.deadline is not None:
+        timeout = min(timeout, max(1.0, ctx.deadline - time.monotonic()))
+    return timeout
 
 
 def _snapshot(ctx: ToolContext) -> Snapshot:
@@ -97,7 +106,7 @@ def shell(
             command,
             folder,
             snapshot,
-            min(float(timeout), MAX_TIMEOUT),
+            _bounded(ctx, float(timeout)),
             ctx.env,
             sandbox=sandbox,
             output_limit=SPOOL_LIMIT,
