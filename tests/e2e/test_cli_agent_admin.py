@@ -93,3 +93,25 @@ def test_shell_snapshot_show(tmp_path: Path) -> None:
         tmp_path, "shell", "snapshot", "--show", HOME=str(home), SHELL="/bin/bash"
     ).stdout
     assert "_helper" in shown and "HEARTH_TEST_VAR" in shown
+
+
+def test_a_broken_rc_file_is_reported_at_session_start_and_the_run_goes_on(tmp_path: Path) -> None:
+    home = tmp_path / "userhome"
+    home.mkdir()
+    (home / ".bashrc").write_text("if then fi (\n")  # a syntax error
+    with FakeProvider([Reply(pieces=openai_sse(openai_text(["All done."])))]) as fake:
+        done = hearth(
+            tmp_path,
+            "run",
+            "say hi",
+            "--yes",
+            HOME=str(home),
+            SHELL="/bin/bash",
+            OPENAI_BASE_URL=fake.url,
+            OPENAI_API_KEY="k",
+            HEARTH_MODEL="openai:qwen-plus",
+        )
+    assert done.returncode == 0, done.stderr
+    assert "All done." in done.stdout
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("hearth:")]
+    assert len(warnings) == 1 and "clean environment" in warnings[0], done.stderr

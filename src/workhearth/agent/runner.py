@@ -33,6 +33,7 @@ from workhearth.agent.tools import task as task_tool
 from workhearth.agent.workspace import Workspaces
 from workhearth.errors import UsageError
 from workhearth.shell.sandbox import NOT_INSTALLED
+from workhearth.shell.snapshot import Snapshot, capture
 from workhearth.trash import Trash
 
 if TYPE_CHECKING:
@@ -99,6 +100,7 @@ class RunOptions:
     stderr: TextIO | None = None
     listener: Listener | None = None
     approver: Approver | None = None
+    snapshot: Snapshot | None = None  # the user's shell, captured once per process
 
 
 def _mode(value: str | None, default: str | None) -> Mode:
@@ -145,8 +147,15 @@ def build_agent(wh: Workhearth, session: Session, opts: RunOptions, task: str | 
         )
         if sandbox is None and opts.stderr is not None:
             print(f"hearth: quest mode: {NOT_INSTALLED}", file=opts.stderr)
+    if mode != "ask" and opts.snapshot is None:
+        # Why (DESIGN §5 Shell): the user's shell is captured at session start, so a
+        # broken or slow rc file is reported before any work, not mid-task.
+        opts.snapshot = capture(wh.paths, str(wh.workspace), opts.env)
+        if opts.snapshot.warning and opts.stderr is not None:
+            print(f"hearth: {opts.snapshot.warning}", file=opts.stderr)
     ctx = ToolContext(
         session=session,
+        snapshot=opts.snapshot,
         fs=fs,
         mode=mode,
         memory=wh.memory,
