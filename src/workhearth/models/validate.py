@@ -23,6 +23,17 @@ def _blank(value: Any) -> bool:
 # --------------------------------------------------------------------------- Anthropic
 
 
+def _claim_id(value: Any, what: str, seen: set[Any], ids: list[Any], problems: list[str]) -> None:
+    """Record a tool call id; report it when missing or already used in the conversation."""
+    if _blank(value):
+        problems.append(f"{what} has no id")
+    elif value in seen:
+        problems.append(f"{what} id {value} is not unique")
+    else:
+        seen.add(value)
+        ids.append(value)
+
+
 def anthropic_problems(payload: dict[str, Any]) -> list[str]:
     """Problems the Anthropic Messages API would reject in ``{"system", "messages"}``."""
     problems: list[str] = []
@@ -127,14 +138,7 @@ def _check_assistant_blocks(
             if _blank(block.get("text")):
                 problems.append(f"{at}: text block is empty")
         elif kind == "tool_use":
-            tool_id = block.get("id")
-            if _blank(tool_id):
-                problems.append(f"{at}: tool_use has no id")
-            elif tool_id in seen_tool_ids:
-                problems.append(f"{at}: tool_use id {tool_id} is not unique")
-            else:
-                seen_tool_ids.add(tool_id)
-                tool_ids.append(tool_id)
+            _claim_id(block.get("id"), f"{at}: tool_use", seen_tool_ids, tool_ids, problems)
             if _blank(block.get("name")):
                 problems.append(f"{at}: tool_use has no name")
             if not isinstance(block.get("input"), dict):
@@ -342,14 +346,7 @@ def _check_openai_assistant(
         if not isinstance(call, dict):
             problems.append(f"{at} is not an object")
             continue
-        call_id = call.get("id")
-        if _blank(call_id):
-            problems.append(f"{at}: tool call has no id")
-        elif call_id in seen_call_ids:
-            problems.append(f"{at}: tool call id {call_id} is not unique")
-        else:
-            seen_call_ids.add(call_id)
-            ids.append(call_id)
+        _claim_id(call.get("id"), f"{at}: tool call", seen_call_ids, ids, problems)
         if call.get("type") != "function":
             problems.append(f"{at}: type must be 'function'")
         function = call.get("function")
