@@ -479,6 +479,27 @@ def test_quest_stops_at_max_steps_with_a_non_zero_exit(hearth: Hearth, agent_for
     assert [r["decision"] for r in agent.audit()] == ["allowed", "allowed"]
 
 
+def test_a_quest_leaves_no_private_tmp_behind(
+    hearth: Hearth, agent_for, api: str, tmp_path: Path
+) -> None:
+    temp_root = tmp_path / "tmp"
+    temp_root.mkdir()
+    hearth.env["TMPDIR"] = str(temp_root)
+    command = "echo scratch > /tmp/note.txt && cat /tmp/note.txt"
+    replies = [
+        calls_reply(api, ("call_t1", "shell", {"command": command})),
+        text_reply(api, "Done."),
+    ]
+    agent = agent_for(api, replies)
+    result = agent.run("run", "use a scratch file", "--mode", "quest")
+
+    assert result.code == 0, result.err
+    (record,) = agent.audit()
+    assert record["outcome"] != "error", record
+    assert "scratch" in json.dumps(agent.fake.bodies[-1])  # the command ran; its output came back
+    assert not list(temp_root.glob("hearth-quest-*"))
+
+
 def test_success_exits_zero_and_audit_has_every_call(hearth: Hearth, agent_for, api: str) -> None:
     (hearth.workspace / "src").mkdir()
     (hearth.workspace / "src" / "app.py").write_text("print('hi')\n")

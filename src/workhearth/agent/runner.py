@@ -129,7 +129,10 @@ def subagent_prompt(wh: Workhearth, fs: SafeFS, mode: Mode) -> str:
     )
 
 
-def build_agent(wh: Workhearth, session: Session, opts: RunOptions, task: str | None) -> Agent:
+def build_agent(
+    wh: Workhearth, session: Session, opts: RunOptions, task: str | None, scratch: Path
+) -> Agent:
+    """The agent for ``session``; in quest mode its commands get ``scratch`` as their ``/tmp``."""
     from workhearth.models.router import Router
 
     state = session.load().business
@@ -142,9 +145,7 @@ def build_agent(wh: Workhearth, session: Session, opts: RunOptions, task: str | 
     approver = opts.approver or TerminalApprover(opts.stdin, opts.stderr, yes=opts.yes)
     sandbox = None
     if mode == "quest":
-        sandbox = quest_sandbox(
-            fs, Path(tempfile.mkdtemp(prefix="hearth-quest-")), opts.env.get("PATH")
-        )
+        sandbox = quest_sandbox(fs, scratch, opts.env.get("PATH"))
         if sandbox is None and opts.stderr is not None:
             print(f"hearth: quest mode: {NOT_INSTALLED}", file=opts.stderr)
     if mode != "ask" and opts.snapshot is None:
@@ -282,8 +283,11 @@ def resume(
 ) -> RunResult:
     """Continue a session where it stopped (and, with ``task``, give it the next instruction)."""
     housekeeping(wh, opts)
-    with session:
-        agent = build_agent(wh, session, opts, task)
+    # Why: a quest's private /tmp lives as long as the run, never longer.
+    with session, tempfile.TemporaryDirectory(
+        prefix="hearth-quest-", ignore_cleanup_errors=True
+    ) as scratch:
+        agent = build_agent(wh, session, opts, task, Path(scratch))
         try:
             return agent.run(task)
         finally:
