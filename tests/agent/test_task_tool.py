@@ -229,7 +229,7 @@ def test_ctrl_c_in_a_subagent_stops_the_whole_run(hearth, tree) -> None:
     assert not (tree.root / "notes.txt").exists()
 
 
-def test_a_resumed_subagent_session_is_not_offered_task(hearth) -> None:
+def test_a_resumed_subagent_session_is_not_offered_task(hearth, tmp_path: Path) -> None:
     wh, _fake = hearth(
         [
             calls(API, ("call_t1", "task", {"prompt": SUBTASK})),
@@ -240,7 +240,7 @@ def test_a_resumed_subagent_session_is_not_offered_task(hearth) -> None:
     result = run_task(wh, "find hi", RunOptions(mode="agent", approver=allow_all))
     child = wh.sessions.open(child_of(wh, result.session_id))
     with child:
-        agent = build_agent(wh, child, RunOptions(approver=allow_all), None)
+        agent = build_agent(wh, child, RunOptions(approver=allow_all), None, tmp_path)
         try:
             names = {s.name for s in agent.tools.specs()}
             assert "task" not in names and "read_file" in names
@@ -248,7 +248,7 @@ def test_a_resumed_subagent_session_is_not_offered_task(hearth) -> None:
         finally:
             agent.model.close()
     with wh.sessions.open(result.session_id) as parent:
-        agent = build_agent(wh, parent, RunOptions(approver=allow_all), None)
+        agent = build_agent(wh, parent, RunOptions(approver=allow_all), None, tmp_path)
         try:
             assert "task" in {s.name for s in agent.tools.specs()}
         finally:

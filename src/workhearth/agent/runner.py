@@ -284,9 +284,10 @@ def resume(
     """Continue a session where it stopped (and, with ``task``, give it the next instruction)."""
     housekeeping(wh, opts)
     # Why: a quest's private /tmp lives as long as the run, never longer.
-    with session, tempfile.TemporaryDirectory(
-        prefix="hearth-quest-", ignore_cleanup_errors=True
-    ) as scratch:
+    with (
+        session,
+        tempfile.TemporaryDirectory(prefix="hearth-quest-", ignore_cleanup_errors=True) as scratch,
+    ):
         agent = build_agent(wh, session, opts, task, Path(scratch))
         try:
             return agent.run(task)
