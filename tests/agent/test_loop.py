@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from tests.fake_providers import (
     openai_text,
     openai_tool_calls,
     openai_usage,
+    split,
 )
 from workhearth.agent.approval import allow_all
 from workhearth.agent.audit import AuditLog
@@ -260,7 +262,7 @@ def test_max_steps_stops_and_the_session_resumes(
     assert_valid(api, more)
 
 
-def test_max_seconds_stops_after_the_step_that_crossed_it(
+def test_max_seconds_stops_a_step_that_crosses_it(
     session: Session, fs: SafeFS, config: Config, serve
 ) -> None:
     api = "openai"
@@ -272,6 +274,24 @@ def test_max_seconds_stops_after_the_step_that_crossed_it(
     assert (result.status, result.steps) == ("time", 1)
     assert len(fake.bodies) == 1
     assert_resumable(session)
+
+
+def test_max_seconds_cuts_a_reply_that_streams_past_it(
+    session: Session, fs: SafeFS, config: Config, serve, api: str
+) -> None:
+    slow = say(api, "A long answer " * 40)
+    slow.pieces = split(slow.pieces, 64, pause=0.1)  # about 3 s from first to last byte
+    fake = serve([slow, say(api, "Finished.")])
+    agent = make_agent(session, fs, config, provider(api, fake), limits=Limits(max_seconds=0.5))
+    started = time.monotonic()
+    result = agent.run("answer at length")
+    assert time.monotonic() - started < 2.0  # cut, not waited for
+    assert (result.status, result.steps) == ("time", 1)
+    # Nothing of the unfinished reply was kept: the task still waits for its answer.
+    assert [m["role"] for m in session.messages()] == ["user"]
+    again = make_agent(session, fs, config, provider(api, fake)).run()
+    assert (again.status, again.text) == ("done", "Finished.")
+    assert_valid(api, fake)
 
 
 def test_max_cost_stops_once_the_configured_prices_add_up(

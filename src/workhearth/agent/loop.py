@@ -56,6 +56,10 @@ class Limits:
     max_cost: float | None = None
 
 
+class _OutOfTime(Exception):
+    """The quest's time ran out while the model was still replying."""
+
+
 @dataclass
 class RunResult:
     status: Status
@@ -160,6 +164,7 @@ class Agent:
     def run(self, task: str | None = None) -> RunResult:
         """Work on ``task`` (or continue the session's unfinished one) until done or a limit."""
         started = time.monotonic()
+        deadline = None if self.limits.max_seconds is None else started + self.limits.max_seconds
         if task:
             self.session.append_message(
                 {"role": "user", "content": [{"type": "text", "text": task}]}
@@ -174,10 +179,7 @@ class Agent:
         while True:
             if steps >= self.limits.max_steps:
                 return self._stop("max_steps", text, steps)
-            if (
-                self.limits.max_seconds is not None
-                and time.monotonic() - started > self.limits.max_seconds
-            ):
+            if deadline is not None and time.monotonic() > deadline:
                 return self._stop("time", text, steps)
             if self.limits.max_cost is not None and (self.cost or 0.0) >= self.limits.max_cost:
                 return self._stop("cost", text, steps)
@@ -185,10 +187,14 @@ class Agent:
             try:
                 if self.compactor is not None and self.compactor(self.session, self.model):
                     messages = self._conversation()
-                completion = self._ask(messages)
+                completion = self._ask(messages, deadline)
             except KeyboardInterrupt:
                 self.session.turn_end()
                 return self._stop("interrupted", text, steps)
+            except _OutOfTime:
+                # Why: nothing of the unfinished reply was stored, so a resume asks again.
+                self.session.turn_end()
+                return self._stop("time", text, steps)
             except ModelError as exc:
                 self.session.turn_end()
                 result = self._stop("error", text, steps)
@@ -216,12 +222,25 @@ class Agent:
             status, text, steps, self.session.id, self.usage, self.cost, list(self.models)
         )
 
-    def _ask(self, messages: list[Message]) -> Completion:
+    def _ask(self, messages: list[Message], deadline: float | None = None) -> Completion:
+        """One model reply, streamed to the listener and stored whole once it is complete.
+
+        Past ``deadline`` the reply is abandoned between two of its events (the
+        stream is closed, so the provider stops too) and :class:`_OutOfTime` is raised.
+        """
         completion: Completion | None = None
-        for event in self.model.stream(self.system, messages, tools=self.tools.specs()):
-            self.listener(event)
-            if isinstance(event, Done):
-                completion = event.completion
+        stream = self.model.stream(self.system, messages, tools=self.tools.specs())
+        try:
+            for event in stream:
+                self.listener(event)
+                if isinstance(event, Done):
+                    completion = event.completion
+                elif deadline is not None and time.monotonic() > deadline:
+                    raise _OutOfTime
+        finally:
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
         if completion is None:
             raise ModelError(
                 f"{self.model.name}: the reply ended without a result", kind="stream_cut"
