@@ -31,29 +31,39 @@ Guards:
 from __future__ import annotations
 
 import copy
-import hashlib
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
-import orjson
-
-from workhearth.errors import ConfigError, HearthError, NotFoundError, UsageError
-from workhearth.fsutil import atomic_write, fsync_dir, make_private_dir
+from workhearth.errors import ConfigError, HearthError, NotFoundError
+from workhearth.fsutil import fsync_dir
 from workhearth.memory.entries import find_entries, new_entry_id, strip_ids
 from workhearth.memory.evict import evict
 from workhearth.memory.files import (
     LAYERS,
     MEMORY_FILE,
-    REFLECTION_BACKUPS,
     USER_FILE,
     Layer,
     markdown_files,
 )
 from workhearth.memory.layer import LayerStore
+from workhearth.memory.reflect_backup import (
+    Changed,
+    Outcome,
+    aborted,
+    digest,
+    evicted_record,
+    read_bytes,
+    resolve_backup,
+    rollback_store,
+    settle,
+    settled,
+    take_backup,
+    text_lines,
+)
 from workhearth.memory.reflect_text import (
     DISTILL_SYSTEM,
     REWRITE_SYSTEM,
@@ -76,33 +86,9 @@ if TYPE_CHECKING:
 KEEP_SHARE = 0.65
 DISTILL_AFTER = 24 * 3600.0  # seconds since the end of the log's day
 REFLECT_EVERY = 7 * 24 * 3600.0  # automatic reflection of one file, at most this often
-STATE_FILE = ".reflection.json"
-SIDECAR_VERSION = 1
 REFLECTED_FILES = (MEMORY_FILE, USER_FILE)
 
 _DAILY = re.compile(r"^daily/(\d{4}-\d{2}-\d{2})\.md$")
-Action = Literal[
-    "distilled", "rewritten", "unchanged", "aborted", "skipped", "restored", "conflict"
-]
-
-
-@dataclass
-class Outcome:
-    """What happened to one file. ``backup`` is relative to the layer folder."""
-
-    layer: str
-    file: str
-    action: Action
-    reason: str = ""
-    backup: str | None = None
-    added: list[str] = field(default_factory=list)
-    kept: list[str] = field(default_factory=list)
-    dropped: list[str] = field(default_factory=list)
-    tokens_before: int = 0
-    tokens_after: int = 0
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 @dataclass
@@ -114,26 +100,7 @@ class ReflectionReport:
         return {"outcomes": [o.as_dict() for o in self.outcomes], "skipped": self.skipped}
 
 
-class _Changed(Exception):
-    """The file is no longer what the model saw."""
-
-
 # ------------------------------------------------------------------ helpers
-def _digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-
-
-def _lines(data: bytes) -> list[str]:
-    return data.decode("utf-8", errors="replace").splitlines()
-
-
 def _tokens(lines: list[str]) -> int:
     return count_tokens(strip_ids("\n".join(lines)))
 
@@ -153,68 +120,6 @@ def _new_id(store: LayerStore, taken: set[str]) -> str:
     return entry_id
 
 
-def _backup(store: LayerStore, rel: str, data: bytes, reason: str) -> str:
-    """Copy ``data`` (the file ``rel``) and its entries' meta into ``.reflection-bak/``.
-
-    Call with the layer lock held, so the meta matches the bytes.
-    """
-    root = store.folder / REFLECTION_BACKUPS
-    make_private_dir((root / rel).parent)
-    now = time.time()
-    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
-    name, n = f"{rel}.{stamp}", 0
-    while (root / name).exists() or (root / f"{name}.json").exists():
-        n += 1
-        name = f"{rel}.{stamp}-{n}"
-    ids = find_entries(_lines(data))
-    sidecar = {
-        "version": SIDECAR_VERSION,
-        "layer": store.layer,
-        "file": rel,
-        "time": now,
-        "reason": reason,
-        "hash": _digest(data),
-        "entries": {i: store.meta.get(i) for i in ids if store.meta.get(i) is not None},
-    }
-    atomic_write(root / name, data)
-    atomic_write(root / f"{name}.json", orjson.dumps(sidecar, option=orjson.OPT_INDENT_2))
-    return f"{REFLECTION_BACKUPS}/{name}"
-
-
-def _state(store: LayerStore) -> dict[str, Any]:
-    try:
-        data = orjson.loads((store.folder / STATE_FILE).read_bytes())
-    except (OSError, orjson.JSONDecodeError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def _settle(store: LayerStore, rel: str, data: bytes, now: float) -> None:
-    """Remember that ``rel`` with these bytes needs no automatic reflection until it changes."""
-    with store.locked():
-        state = _state(store)
-        state.setdefault("files", {})[rel] = {"hash": _digest(data), "time": now}
-        atomic_write(store.folder / STATE_FILE, orjson.dumps(state))
-
-
-def _settled(store: LayerStore, rel: str, data: bytes, now: float, every: float) -> bool:
-    seen = _state(store).get("files", {}).get(rel)
-    if not isinstance(seen, dict):
-        return False
-    return seen.get("hash") == _digest(data) or now - float(seen.get("time", 0)) < every
-
-
-def _evicted(store: LayerStore, rel: str, entry_id: str, content: str) -> dict[str, Any]:
-    """A ``.memory_evicted.log`` record, shaped like the ones :meth:`LayerStore.remove_entries` writes."""
-    return {
-        "id": entry_id,
-        "layer": store.layer,
-        "file": rel,
-        "content": content,
-        "meta": store.meta.get(entry_id),
-    }
-
-
 def _new_meta(rel: str, mark: dict[str, Any], origin: str, snippet: str) -> dict[str, Any]:
     """Meta of an entry the model wrote; ``mark`` ties it to the backup taken before."""
     return {
@@ -232,10 +137,6 @@ def _new_meta(rel: str, mark: dict[str, Any], origin: str, snippet: str) -> dict
     }
 
 
-def _aborted(store: LayerStore, rel: str, reason: str, backup: str | None, before: int) -> Outcome:
-    return Outcome(store.layer, rel, "aborted", reason, backup, tokens_before=before)
-
-
 # ------------------------------------------------------------ distillation
 def _retire_log(store: LayerStore, path: Path, data: bytes) -> list[str]:
     """Take a distilled log out of the layer (lock held); returns the ids it held."""
@@ -243,7 +144,7 @@ def _retire_log(store: LayerStore, path: Path, data: bytes) -> list[str]:
     # removing the live copy completes the move into .reflection-bak/; nothing is lost.
     path.unlink()
     fsync_dir(path.parent)
-    moved = list(find_entries(_lines(data)))
+    moved = list(find_entries(text_lines(data)))
     for entry_id in moved:
         store.meta.drop(entry_id)
     store.meta.save()
@@ -272,14 +173,14 @@ def distill_daily(
     """Distill the daily log ``rel`` into entries of ``target``, then move the log to the backups."""
     path = store.folder / rel
     with store.locked():
-        data = _read(path)
+        data = read_bytes(path)
         if data is None:
             return Outcome(store.layer, rel, "skipped", "the log is gone")
         done = [
             i
             for i, m in store.meta.entries.items()
             if (m.get("reflection") or {}).get("from") == rel
-            and m["reflection"].get("hash") == _digest(data)
+            and m["reflection"].get("hash") == digest(data)
         ]
         if done:
             # Why: a crash came after the facts were saved but before the log moved:
@@ -287,7 +188,7 @@ def distill_daily(
             moved = _retire_log(store, path, data)
             backup = store.meta.entries[done[0]]["reflection"]["backup"]
         else:
-            backup = _backup(store, rel, data, "distillation")
+            backup = take_backup(store, rel, data, "distillation")
     if done:
         store.index.update(only=[rel])
         reason = "finished a distillation that was interrupted"
@@ -299,21 +200,21 @@ def distill_daily(
         try:
             reply = _ask(model, DISTILL_SYSTEM, f"Daily log {rel}:\n\n{text}", max(1024, before))
         except HearthError as exc:
-            return _aborted(store, rel, f"the model failed: {exc}; the log stays", backup, before)
+            return aborted(store, rel, f"the model failed: {exc}; the log stays", backup, before)
         facts = parse_facts(reply)
         if facts is None:
             reason = "the model's reply held no facts; the log stays"
-            return _aborted(store, rel, reason, backup, before)
+            return aborted(store, rel, reason, backup, before)
     snippet = excerpt(text)
     with store.locked():
-        if _read(path) != data:
+        if read_bytes(path) != data:
             reason = "the log changed while it was distilled; it stays for the next run"
-            return _aborted(store, rel, reason, backup, before)
+            return aborted(store, rel, reason, backup, before)
         existing = {
             norm(span.content)
-            for span in find_entries(_lines(_read(store.folder / target) or b"")).values()
+            for span in find_entries(text_lines(read_bytes(store.folder / target) or b"")).values()
         }
-        mark = {"backup": backup, "from": rel, "hash": _digest(data), "at": time.time()}
+        mark = {"backup": backup, "from": rel, "hash": digest(data), "at": time.time()}
         taken: set[str] = set()
         items: list[tuple[str, str]] = []
         for fact in facts:
@@ -350,24 +251,24 @@ def reflect_file(
     now = time.time() if now is None else now
     path = store.folder / rel
     with store.locked():
-        data = _read(path)
+        data = read_bytes(path)
         if data is None:
             return Outcome(store.layer, rel, "skipped", "no such file")
-        lines = _lines(data)
+        lines = text_lines(data)
         spans = find_entries(lines)
         if not spans:
             return Outcome(store.layer, rel, "skipped", "no entries hearth wrote")
-        backup = _backup(store, rel, data, "reflection")
+        backup = take_backup(store, rel, data, "reflection")
     before = _tokens(lines)
     try:
         text = data.decode("utf-8", errors="replace")
         reply = _ask(model, REWRITE_SYSTEM, f"File {rel}:\n\n{text}", before * 2 + 512)
     except HearthError as exc:
-        return _aborted(store, rel, f"the model failed: {exc}; {rel} is unchanged", backup, before)
+        return aborted(store, rel, f"the model failed: {exc}; {rel} is unchanged", backup, before)
     items = parse_items(reply)
     if not items:
         reason = f"the model's reply held no entries; {rel} is unchanged"
-        return _aborted(store, rel, reason, backup, before)
+        return aborted(store, rel, reason, backup, before)
 
     kept, fresh, dropped = plan_rewrite(lines, spans, items)
     taken: set[str] = set(spans)
@@ -392,23 +293,23 @@ def reflect_file(
             f"the rewrite kept {after} of {before} tokens ({after / before:.0%}), under the "
             f"{KEEP_SHARE:.0%} floor; {rel} is unchanged"
         )
-        _settle(store, rel, data, now)
+        settle(store, rel, data, now)
         return result
     if out == lines:
         result.action = "unchanged"
-        _settle(store, rel, data, now)
+        settle(store, rel, data, now)
         return result
 
     with store.locked():
         saved = copy.deepcopy(store.meta.entries)
         try:
-            if _read(path) != data:
-                raise _Changed
+            if read_bytes(path) != data:
+                raise Changed
             at = time.time()
             mark = {"backup": backup, "at": at}
             # Why: log before removing, so a crash in between leaves a copy, never nothing.
             store._log_evicted(
-                [_evicted(store, rel, i, spans[i].content) for i in dropped], "reflection"
+                [evicted_record(store, rel, i, spans[i].content) for i in dropped], "reflection"
             )
             for entry_id, content in kept.items():
                 if content != spans[entry_id].content:
@@ -420,11 +321,11 @@ def reflect_file(
 
             def rewrite(current: list[str]) -> tuple[list[str], None]:
                 if current != lines:
-                    raise _Changed
+                    raise Changed
                 return out, None
 
             store._replace(rel, rewrite)
-        except _Changed:
+        except Changed:
             store.meta.entries = saved
             store.meta.save()
             result.action = "aborted"
@@ -434,134 +335,8 @@ def reflect_file(
             store.meta.drop(entry_id)
         store.meta.save()
     store.index.update(only=[rel])
-    _settle(store, rel, ("\n".join(out) + "\n").encode("utf-8"), now)
+    settle(store, rel, ("\n".join(out) + "\n").encode("utf-8"), now)
     return result
-
-
-# ---------------------------------------------------------------- rollback
-def _resolve_backup(store: LayerStore, backup: str | Path) -> Path | None:
-    root = (store.folder / REFLECTION_BACKUPS).resolve()
-    given = Path(backup)
-    candidates = (
-        [given]
-        if given.is_absolute()
-        else [store.folder / given, store.folder / REFLECTION_BACKUPS / given]
-    )
-    for path in candidates:
-        if path.name.endswith(".json"):
-            path = path.with_name(path.name[: -len(".json")])
-        path = path.resolve()
-        if path.is_relative_to(root) and path.is_file():
-            return path
-    return None
-
-
-def rollback_store(store: LayerStore, backup: str | Path) -> Outcome:
-    """Restore ``backup`` into its file unless an entry was written to that file since."""
-    path = _resolve_backup(store, backup)
-    if path is None:
-        raise NotFoundError(f"no reflection backup {str(backup)!r} in the {store.layer} layer")
-    try:
-        side = orjson.loads(path.with_name(path.name + ".json").read_bytes())
-        rel, since = str(side["file"]), float(side["time"])
-        originals: dict[str, Any] = dict(side.get("entries") or {})
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-        raise NotFoundError(
-            f"{path.name} has no readable .json sidecar; restore it by hand"
-        ) from None
-    if not rel.endswith(".md") or rel.startswith(("/", ".")) or ".." in Path(rel).parts:
-        raise UsageError(f"{path.name}: the sidecar names no memory file")
-    name = path.relative_to(store.folder.resolve()).as_posix()
-    restored = path.read_bytes()
-    restored_lines = _lines(restored)
-    restored_ids = find_entries(restored_lines)
-    target = store.folder / rel
-
-    with store.locked():
-        data = _read(target)
-        lines = _lines(data or b"")
-        spans = find_entries(lines)
-        produced = {
-            i: m
-            for i, m in store.meta.entries.items()
-            if (m.get("reflection") or {}).get("backup") == name
-        }
-        newer: list[str] = []
-        for entry_id in spans:
-            meta = store.meta.get(entry_id) or {}
-            if entry_id in produced:
-                edited = float(meta.get("updated", 0)) > float(meta["reflection"].get("at", 0))
-            else:
-                stamp = float(meta.get("updated", meta.get("created", 0)))
-                edited = entry_id not in restored_ids or stamp > since
-            if edited:
-                newer.append(entry_id)
-        elsewhere = {i: m for i, m in produced.items() if m.get("file") != rel}
-        newer += [
-            i
-            for i, m in elsewhere.items()
-            if float(m.get("updated", 0)) > float(m["reflection"].get("at", 0))
-        ]
-        if newer:
-            return Outcome(
-                store.layer,
-                rel,
-                "conflict",
-                f"{len(newer)} entries were written after the backup "
-                f"({', '.join(sorted(newer))}); kept the current {rel}",
-                name,
-            )
-        # Why: the rollback itself can be undone, so the current file is backed up too.
-        own = _backup(store, rel, data, "rollback") if data is not None else None
-        removed = [i for i in spans if i not in restored_ids]
-        other_files: dict[str, list[str]] = {}
-        for entry_id, meta in elsewhere.items():
-            other_files.setdefault(str(meta.get("file")), []).append(entry_id)
-        items = [_evicted(store, rel, i, spans[i].content) for i in removed]
-        for other, ids in other_files.items():
-            found = find_entries(_lines(_read(store.folder / other) or b""))
-            items += [_evicted(store, other, i, found[i].content) for i in ids if i in found]
-        saved = copy.deepcopy(store.meta.entries)
-        store._log_evicted(items, "rollback")
-        for entry_id in restored_ids:
-            meta = originals.get(entry_id) or store.meta.get(entry_id)
-            if meta is not None:
-                store.meta.put(entry_id, {**meta, "file": rel})
-        store.meta.save()
-
-        def restore(current: list[str]) -> tuple[list[str], None]:
-            if current != lines:
-                raise _Changed
-            return restored_lines, None
-
-        try:
-            store._replace(rel, restore)
-        except _Changed:
-            store.meta.entries = saved
-            store.meta.save()
-            return _aborted(store, rel, f"{rel} changed meanwhile; kept the current file", own, 0)
-        for other, ids in other_files.items():
-
-            def cut(current: list[str], ids: list[str] = ids) -> tuple[list[str], None]:
-                now = find_entries(current)
-                drop = {k for i in ids if i in now for k in range(now[i].start, now[i].end)}
-                return [x for k, x in enumerate(current) if k not in drop], None
-
-            store._replace(other, cut)
-        for item in items:
-            store.meta.drop(item["id"])
-        store.meta.save()
-    store.index.update(only=[rel, *other_files])
-    _settle(store, rel, restored, time.time())
-    return Outcome(
-        store.layer,
-        rel,
-        "restored",
-        f"restored {name}" + (f" (the file it replaced is in {own})" if own else ""),
-        own,
-        kept=list(restored_ids),
-        dropped=[item["id"] for item in items],
-    )
 
 
 # ------------------------------------------------------------- entry points
@@ -577,8 +352,8 @@ def _run(
     for store in _stores(memory, layer):
         distilled = False
         for rel in due_daily_logs(store, now):
-            data = _read(store.folder / rel)
-            if automatic and data is not None and _settled(store, rel, data, now, 0.0):
+            data = read_bytes(store.folder / rel)
+            if automatic and data is not None and settled(store, rel, data, now, 0.0):
                 continue  # Why: rolled back by the user; only an explicit run distills it again
             outcome = distill_daily(store, rel, model)
             distilled |= outcome.action == "distilled"
@@ -591,10 +366,10 @@ def _run(
             )
             evict(store, capacity)
         for rel in REFLECTED_FILES:
-            data = _read(store.folder / rel)
+            data = read_bytes(store.folder / rel)
             if data is None:
                 continue
-            if automatic and _settled(store, rel, data, now, REFLECT_EVERY):
+            if automatic and settled(store, rel, data, now, REFLECT_EVERY):
                 continue
             report.outcomes.append(reflect_file(store, rel, model, now=now))
     return report
@@ -634,6 +409,6 @@ def maybe_reflect(
 def rollback(memory: Memory, backup: str | Path, *, layer: Layer | None = None) -> Outcome:
     """Restore a reflection backup (a path, or a name inside ``.reflection-bak/``)."""
     for store in _stores(memory, layer):
-        if _resolve_backup(store, backup) is not None:
+        if resolve_backup(store, backup) is not None:
             return rollback_store(store, backup)
     raise NotFoundError(f"no reflection backup {str(backup)!r}")

@@ -1,0 +1,264 @@
+"""Reflection's safety net: backups with their sidecars, the reflection state file, rollback.
+
+Before the model sees a file, :func:`take_backup` copies it byte for byte into
+``.reflection-bak/<file>.<UTC stamp>`` beside a ``.json`` sidecar (time, reason,
+hash, the meta of its entries). :func:`rollback_store` puts a backup back only
+when no entry was written to that file since (otherwise it keeps the current file
+and reports the conflict); the file it replaces is backed up first, so a rollback
+can be undone too. ``.reflection.json`` remembers which file contents need no
+automatic reflection.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+
+from workhearth.errors import NotFoundError, UsageError
+from workhearth.fsutil import atomic_write, make_private_dir
+from workhearth.memory.entries import find_entries
+from workhearth.memory.files import REFLECTION_BACKUPS
+from workhearth.memory.layer import LayerStore
+
+STATE_FILE = ".reflection.json"
+SIDECAR_VERSION = 1
+
+
+Action = Literal[
+    "distilled", "rewritten", "unchanged", "aborted", "skipped", "restored", "conflict"
+]
+
+
+@dataclass
+class Outcome:
+    """What happened to one file. ``backup`` is relative to the layer folder."""
+
+    layer: str
+    file: str
+    action: Action
+    reason: str = ""
+    backup: str | None = None
+    added: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    tokens_before: int = 0
+    tokens_after: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class Changed(Exception):
+    """The file is no longer what the model saw."""
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def read_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def text_lines(data: bytes) -> list[str]:
+    return data.decode("utf-8", errors="replace").splitlines()
+
+
+def take_backup(store: LayerStore, rel: str, data: bytes, reason: str) -> str:
+    """Copy ``data`` (the file ``rel``) and its entries' meta into ``.reflection-bak/``.
+
+    Call with the layer lock held, so the meta matches the bytes.
+    """
+    root = store.folder / REFLECTION_BACKUPS
+    make_private_dir((root / rel).parent)
+    now = time.time()
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(now)) + f".{int(now % 1 * 1e6):06d}Z"
+    name, n = f"{rel}.{stamp}", 0
+    while (root / name).exists() or (root / f"{name}.json").exists():
+        n += 1
+        name = f"{rel}.{stamp}-{n}"
+    ids = find_entries(text_lines(data))
+    sidecar = {
+        "version": SIDECAR_VERSION,
+        "layer": store.layer,
+        "file": rel,
+        "time": now,
+        "reason": reason,
+        "hash": digest(data),
+        "entries": {i: store.meta.get(i) for i in ids if store.meta.get(i) is not None},
+    }
+    atomic_write(root / name, data)
+    atomic_write(root / f"{name}.json", orjson.dumps(sidecar, option=orjson.OPT_INDENT_2))
+    return f"{REFLECTION_BACKUPS}/{name}"
+
+
+def read_state(store: LayerStore) -> dict[str, Any]:
+    try:
+        data = orjson.loads((store.folder / STATE_FILE).read_bytes())
+    except (OSError, orjson.JSONDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def settle(store: LayerStore, rel: str, data: bytes, now: float) -> None:
+    """Remember that ``rel`` with these bytes needs no automatic reflection until it changes."""
+    with store.locked():
+        state = read_state(store)
+        state.setdefault("files", {})[rel] = {"hash": digest(data), "time": now}
+        atomic_write(store.folder / STATE_FILE, orjson.dumps(state))
+
+
+def settled(store: LayerStore, rel: str, data: bytes, now: float, every: float) -> bool:
+    seen = read_state(store).get("files", {}).get(rel)
+    if not isinstance(seen, dict):
+        return False
+    return seen.get("hash") == digest(data) or now - float(seen.get("time", 0)) < every
+
+
+def evicted_record(store: LayerStore, rel: str, entry_id: str, content: str) -> dict[str, Any]:
+    """A ``.memory_evicted.log`` record, shaped like the ones :meth:`LayerStore.remove_entries` writes."""
+    return {
+        "id": entry_id,
+        "layer": store.layer,
+        "file": rel,
+        "content": content,
+        "meta": store.meta.get(entry_id),
+    }
+
+
+def aborted(store: LayerStore, rel: str, reason: str, backup: str | None, before: int) -> Outcome:
+    return Outcome(store.layer, rel, "aborted", reason, backup, tokens_before=before)
+
+
+def resolve_backup(store: LayerStore, backup: str | Path) -> Path | None:
+    root = (store.folder / REFLECTION_BACKUPS).resolve()
+    given = Path(backup)
+    candidates = (
+        [given]
+        if given.is_absolute()
+        else [store.folder / given, store.folder / REFLECTION_BACKUPS / given]
+    )
+    for path in candidates:
+        if path.name.endswith(".json"):
+            path = path.with_name(path.name[: -len(".json")])
+        path = path.resolve()
+        if path.is_relative_to(root) and path.is_file():
+            return path
+    return None
+
+
+def rollback_store(store: LayerStore, backup: str | Path) -> Outcome:
+    """Restore ``backup`` into its file unless an entry was written to that file since."""
+    path = resolve_backup(store, backup)
+    if path is None:
+        raise NotFoundError(f"no reflection backup {str(backup)!r} in the {store.layer} layer")
+    try:
+        side = orjson.loads(path.with_name(path.name + ".json").read_bytes())
+        rel, since = str(side["file"]), float(side["time"])
+        originals: dict[str, Any] = dict(side.get("entries") or {})
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        raise NotFoundError(
+            f"{path.name} has no readable .json sidecar; restore it by hand"
+        ) from None
+    if not rel.endswith(".md") or rel.startswith(("/", ".")) or ".." in Path(rel).parts:
+        raise UsageError(f"{path.name}: the sidecar names no memory file")
+    name = path.relative_to(store.folder.resolve()).as_posix()
+    restored = path.read_bytes()
+    restored_lines = text_lines(restored)
+    restored_ids = find_entries(restored_lines)
+    target = store.folder / rel
+
+    with store.locked():
+        data = read_bytes(target)
+        lines = text_lines(data or b"")
+        spans = find_entries(lines)
+        produced = {
+            i: m
+            for i, m in store.meta.entries.items()
+            if (m.get("reflection") or {}).get("backup") == name
+        }
+        newer: list[str] = []
+        for entry_id in spans:
+            meta = store.meta.get(entry_id) or {}
+            if entry_id in produced:
+                edited = float(meta.get("updated", 0)) > float(meta["reflection"].get("at", 0))
+            else:
+                stamp = float(meta.get("updated", meta.get("created", 0)))
+                edited = entry_id not in restored_ids or stamp > since
+            if edited:
+                newer.append(entry_id)
+        elsewhere = {i: m for i, m in produced.items() if m.get("file") != rel}
+        newer += [
+            i
+            for i, m in elsewhere.items()
+            if float(m.get("updated", 0)) > float(m["reflection"].get("at", 0))
+        ]
+        if newer:
+            return Outcome(
+                store.layer,
+                rel,
+                "conflict",
+                f"{len(newer)} entries were written after the backup "
+                f"({', '.join(sorted(newer))}); kept the current {rel}",
+                name,
+            )
+        # Why: the rollback itself can be undone, so the current file is backed up too.
+        own = take_backup(store, rel, data, "rollback") if data is not None else None
+        removed = [i for i in spans if i not in restored_ids]
+        other_files: dict[str, list[str]] = {}
+        for entry_id, meta in elsewhere.items():
+            other_files.setdefault(str(meta.get("file")), []).append(entry_id)
+        items = [evicted_record(store, rel, i, spans[i].content) for i in removed]
+        for other, ids in other_files.items():
+            found = find_entries(text_lines(read_bytes(store.folder / other) or b""))
+            items += [evicted_record(store, other, i, found[i].content) for i in ids if i in found]
+        saved = copy.deepcopy(store.meta.entries)
+        store._log_evicted(items, "rollback")
+        for entry_id in restored_ids:
+            meta = originals.get(entry_id) or store.meta.get(entry_id)
+            if meta is not None:
+                store.meta.put(entry_id, {**meta, "file": rel})
+        store.meta.save()
+
+        def restore(current: list[str]) -> tuple[list[str], None]:
+            if current != lines:
+                raise Changed
+            return restored_lines, None
+
+        try:
+            store._replace(rel, restore)
+        except Changed:
+            store.meta.entries = saved
+            store.meta.save()
+            return aborted(store, rel, f"{rel} changed meanwhile; kept the current file", own, 0)
+        for other, ids in other_files.items():
+
+            def cut(current: list[str], ids: list[str] = ids) -> tuple[list[str], None]:
+                now = find_entries(current)
+                drop = {k for i in ids if i in now for k in range(now[i].start, now[i].end)}
+                return [x for k, x in enumerate(current) if k not in drop], None
+
+            store._replace(other, cut)
+        for item in items:
+            store.meta.drop(item["id"])
+        store.meta.save()
+    store.index.update(only=[rel, *other_files])
+    settle(store, rel, restored, time.time())
+    return Outcome(
+        store.layer,
+        rel,
+        "restored",
+        f"restored {name}" + (f" (the file it replaced is in {own})" if own else ""),
+        own,
+        kept=list(restored_ids),
+        dropped=[item["id"] for item in items],
+    )
