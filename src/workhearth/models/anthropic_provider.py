@@ -14,17 +14,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
-from workhearth.config import ModelSettings
 from workhearth.errors import ModelError
 from workhearth.models.adapters import to_anthropic
 from workhearth.models.http import (
-    HttpOptions,
+    HttpChatModel,
     RetryableError,
-    new_client,
     raise_for_status,
-    with_retries,
 )
 from workhearth.models.messages import Block, Message
 from workhearth.models.streaming import (
@@ -32,7 +27,6 @@ from workhearth.models.streaming import (
     Done,
     StopReason,
     StreamEvent,
-    StreamingChatModel,
     TextDelta,
     ThinkingDelta,
     ToolCallFinished,
@@ -78,25 +72,11 @@ class _Reply:
     done: bool = False
 
 
-class AnthropicChatModel(StreamingChatModel):
+class AnthropicChatModel(HttpChatModel):
     """A model behind the Anthropic Messages API (or a proxy that speaks it)."""
 
-    def __init__(
-        self,
-        settings: ModelSettings,
-        options: HttpOptions | None = None,
-        *,
-        client: httpx.Client | None = None,
-        context_window: int | None = None,
-    ) -> None:
-        self.settings = settings
-        self.name = f"anthropic:{settings.model}"
-        self.options = options or HttpOptions()
-        self.context_window = context_window or settings.context_window or 200_000
-        self._client = client or new_client(self.options)
-
-    def close(self) -> None:
-        self._client.close()
+    prefix = "anthropic"
+    default_context_window = 200_000
 
     # ------------------------------------------------------------------ request
 
@@ -141,18 +121,7 @@ class AnthropicChatModel(StreamingChatModel):
 
     # ------------------------------------------------------------------ stream
 
-    def stream(
-        self,
-        system: str | None,
-        messages: list[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        max_tokens: int | None = None,
-    ) -> Iterator[StreamEvent]:
-        body = self.request_body(system, messages, tools=tools, max_tokens=max_tokens)
-        return with_retries(lambda: self._attempt(body), self.options, self.settings)
-
-    def _attempt(self, body: dict[str, Any]) -> Iterator[StreamEvent]:
+    def attempt(self, body: dict[str, Any]) -> Iterator[StreamEvent]:
         with self._client.stream(
             "POST",
             self._url(),

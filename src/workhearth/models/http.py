@@ -13,14 +13,17 @@ import json
 import random
 import re
 import time
-from collections.abc import Callable, Iterator
+from abc import abstractmethod
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import httpx
 
 from workhearth.config import ModelsConfig, ModelSettings
 from workhearth.errors import ModelError
+from workhearth.models.messages import Message
+from workhearth.models.streaming import StreamEvent, StreamingChatModel, ToolLike
 
 T = TypeVar("T")
 
@@ -218,3 +221,62 @@ def with_retries(
             )
         sleep(backoff_delay(tries, options, failure.retry_after, _rng))
         tries += 1
+
+
+class HttpChatModel(StreamingChatModel):
+    """A provider reached over HTTP: one client, one request body, one streamed attempt.
+
+    Subclasses say how a request looks (:meth:`request_body`) and how one attempt
+    reads its reply (:meth:`attempt`); transient failures are retried here.
+    """
+
+    prefix = ""  # the provider part of ``name`` ("openai", "anthropic")
+    default_context_window: int | None = None
+
+    def __init__(
+        self,
+        settings: ModelSettings,
+        options: HttpOptions | None = None,
+        *,
+        client: httpx.Client | None = None,
+        context_window: int | None = None,
+    ) -> None:
+        self.settings = settings
+        self.name = f"{self.prefix}:{settings.model}"
+        self.options = options or HttpOptions()
+        self.context_window = (
+            context_window
+            or settings.context_window
+            or self.default_context_window
+            or self.context_window
+        )
+        self._client = client or new_client(self.options)
+
+    def close(self) -> None:
+        self._client.close()
+
+    @abstractmethod
+    def request_body(
+        self,
+        system: str | None,
+        messages: list[Message],
+        *,
+        tools: Sequence[ToolLike] | None = None,
+        max_tokens: int | None = None,
+    ) -> dict[str, Any]:
+        """The JSON body of one streamed request."""
+
+    @abstractmethod
+    def attempt(self, body: dict[str, Any]) -> Iterator[StreamEvent]:
+        """Send ``body`` once and yield the reply's events (raise RetryableError to retry)."""
+
+    def stream(
+        self,
+        system: str | None,
+        messages: list[Message],
+        *,
+        tools: Sequence[ToolLike] | None = None,
+        max_tokens: int | None = None,
+    ) -> Iterator[StreamEvent]:
+        body = self.request_body(system, messages, tools=tools, max_tokens=max_tokens)
+        return with_retries(lambda: self.attempt(body), self.options, self.settings)

@@ -16,17 +16,12 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
-
-from workhearth.config import ModelSettings
 from workhearth.errors import ModelError
 from workhearth.models.adapters import to_openai
 from workhearth.models.http import (
-    HttpOptions,
+    HttpChatModel,
     RetryableError,
-    new_client,
     raise_for_status,
-    with_retries,
 )
 from workhearth.models.messages import Block, Message, ToolUseBlock
 from workhearth.models.streaming import (
@@ -34,7 +29,6 @@ from workhearth.models.streaming import (
     Done,
     StopReason,
     StreamEvent,
-    StreamingChatModel,
     TextDelta,
     ThinkingDelta,
     ToolCallFinished,
@@ -98,25 +92,10 @@ class _Reply:
     done: bool = False
 
 
-class OpenAIChatModel(StreamingChatModel):
+class OpenAIChatModel(HttpChatModel):
     """A model behind an OpenAI-compatible ``/chat/completions`` endpoint."""
 
-    def __init__(
-        self,
-        settings: ModelSettings,
-        options: HttpOptions | None = None,
-        *,
-        client: httpx.Client | None = None,
-        context_window: int | None = None,
-    ) -> None:
-        self.settings = settings
-        self.name = f"openai:{settings.model}"
-        self.options = options or HttpOptions()
-        self.context_window = context_window or settings.context_window or self.context_window
-        self._client = client or new_client(self.options)
-
-    def close(self) -> None:
-        self._client.close()
+    prefix = "openai"
 
     # ------------------------------------------------------------------ request
 
@@ -150,18 +129,7 @@ class OpenAIChatModel(StreamingChatModel):
 
     # ------------------------------------------------------------------ stream
 
-    def stream(
-        self,
-        system: str | None,
-        messages: list[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        max_tokens: int | None = None,
-    ) -> Iterator[StreamEvent]:
-        body = self.request_body(system, messages, tools=tools, max_tokens=max_tokens)
-        return with_retries(lambda: self._attempt(body), self.options, self.settings)
-
-    def _attempt(self, body: dict[str, Any]) -> Iterator[StreamEvent]:
+    def attempt(self, body: dict[str, Any]) -> Iterator[StreamEvent]:
         url = self.settings.base_url.rstrip("/") + "/chat/completions"
         with self._client.stream(
             "POST", url, json=body, headers=self._headers(), timeout=self.options.httpx_timeout()
