@@ -290,14 +290,21 @@ def read_existing(pfd: int, name: str, shown: str) -> tuple[bytes | None, int | 
         if exc.errno == errno.EISDIR:
             raise UsageError(f"{shown} is a folder") from None
         raise
+    st = regular_file(fd, shown)
+    with os.fdopen(fd, "rb") as fh:
+        return fh.read(), stat.S_IMODE(st.st_mode)
+
+
+def regular_file(fd: int, shown: str) -> os.stat_result:
+    """``fd``'s status when it is a regular file (set blocking for reading); else closed, refused."""
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         what = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
         raise UsageError(f"{shown} is {what}")
+    # Why: opened with O_NONBLOCK so that a FIFO could not hang the open; reads block.
     os.set_blocking(fd, True)
-    with os.fdopen(fd, "rb") as fh:
-        return fh.read(), stat.S_IMODE(st.st_mode)
+    return st
 
 
 def replace_at(pfd: int, name: str, data: bytes, mode: int | None) -> None:

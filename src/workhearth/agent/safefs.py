@@ -98,12 +98,7 @@ class SafeFS(fdw.Confinement):
     def open_read(self, path: str | Path) -> Iterator[BinaryIO]:
         """A regular file opened for reading (streams, for files of any size)."""
         fd, shown = self._open_final(path, fdw.FILE_FLAGS)
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            os.close(fd)
-            what = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-            raise UsageError(f"{shown} is {what}")
-        os.set_blocking(fd, True)
+        fdw.regular_file(fd, shown)
         with os.fdopen(fd, "rb") as fh:
             yield fh
 
