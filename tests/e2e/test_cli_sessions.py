@@ -391,6 +391,9 @@ BAD_INPUT: list[tuple[str, str, dict[str, str]]] = [
     ("resume-key-0644", "resume {enc} --print-messages", {"HEARTH_KEY_FILE": "{loose}"}),
     ("count-abc", "sessions show {sid} --count abc", {}),
     ("unknown-option", "sessions list --bogus", {}),
+    ("list-limit-0", "sessions list --limit 0", {}),
+    ("list-limit-negative", "sessions list --limit -1", {}),
+    ("audit-limit-negative", "audit --limit -3", {}),
 ]
 
 

@@ -12,7 +12,7 @@ from workhearth.cli.output import print_json, table, when
 
 def audit(
     session: Annotated[str | None, typer.Option(help="Only this session's calls.")] = None,
-    limit: Annotated[int, typer.Option(help="The newest N records.")] = 50,
+    limit: Annotated[int, typer.Option(min=1, help="The newest N records.")] = 50,
     json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Show the audit log (arguments are stored with secrets redacted)."""

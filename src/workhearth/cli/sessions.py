@@ -35,7 +35,7 @@ def _text_of(message: dict) -> str:
 @app.command("list")
 def list_(
     json: JsonOpt = False,
-    limit: Annotated[int, typer.Option(help="How many, newest first.")] = 30,
+    limit: Annotated[int, typer.Option(min=1, help="How many, newest first.")] = 30,
     here: Annotated[bool, typer.Option(help="Only sessions of the current folder.")] = False,
 ) -> None:
     """Newest sessions first, with title, workspace and message count."""
