@@ -190,6 +190,12 @@ def test_policy_from_config() -> None:
     assert (custom.max_steps, custom.max_seconds, custom.max_cost) == (9, None, 0.5)
     assert custom.denied_rule("npm publish --tag x") == "npm publish"
     assert custom.denied_rule("sudo ls") is None
-    for bad in ({"quest": {"max_steps": -1}}, {"quest": {"denied_commands": "sudo"}}, {"quest": 3}):
-        with pytest.raises(ConfigError):
-            Policy.from_config(bad)
+    for bad in (
+        {"quest": {"max_steps": -1}},
+        {"quest": {"max_steps": "x"}},
+        {"quest": {"denied_commands": "sudo"}},
+        {"quest": {"max_step": 3}},  # a typo is reported, not ignored
+        {"quest": 3},
+    ):
+        with pytest.raises(ConfigError, match=r"^/home/config\.toml: \[quest\]"):
+            Policy.from_config(bad, "/home/config.toml")

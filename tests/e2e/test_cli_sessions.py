@@ -60,6 +60,21 @@ def test_doctor_works_on_an_empty_home(hearth: Hearth) -> None:
     assert Path(report["workspace"]).resolve() == hearth.workspace.resolve()
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("[quest]\nmax_step = 3\n", "[quest] has unknown keys: max_step"),
+        ("[quest]\nmax_seconds = 0\n", "[quest] max_seconds must be a positive number"),
+        ("[memory]\nproject_capacity = -1\n", "[memory] project_capacity"),
+    ],
+)
+def test_doctor_reports_a_config_mistake_in_one_line(hearth: Hearth, text: str, said: str) -> None:
+    hearth.home.mkdir(parents=True, exist_ok=True)
+    (hearth.home / "config.toml").write_text(text)
+    line = assert_one_line_error(hearth.run("doctor"), said)
+    assert str(hearth.home / "config.toml") in line
+
+
 def test_bare_hearth_without_a_model_says_how_to_configure_one(hearth: Hearth) -> None:
     line = assert_one_line_error(hearth.run(), "model")
     assert "OPENAI_API_KEY" in line or "HEARTH_MODEL" in line

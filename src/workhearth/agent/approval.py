@@ -191,12 +191,24 @@ class Policy:
     max_cost: float | None = None
 
     @classmethod
-    def from_config(cls, raw: Mapping[str, object]) -> Policy:
+    def from_config(cls, raw: Mapping[str, object], source: str = "config.toml") -> Policy:
         """Read ``[quest]``: ``denied_commands`` (replaces the defaults),
-        ``extra_denied_commands`` (adds to them), ``max_steps``, ``max_seconds``, ``max_cost``."""
-        table = raw.get("quest", {})
+        ``extra_denied_commands`` (adds to them), ``max_steps``, ``max_seconds``, ``max_cost``.
+
+        ``source`` (the config file) starts the message of a :class:`ConfigError`.
+        """
+        try:
+            return cls._from_table(raw.get("quest", {}))
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+
+    @classmethod
+    def _from_table(cls, table: object) -> Policy:
         if not isinstance(table, Mapping):
             raise ConfigError("[quest] must be a table")
+        unknown = sorted(set(table) - QUEST_KEYS)
+        if unknown:
+            raise ConfigError(f"[quest] has unknown keys: {', '.join(unknown)}")
         denied = _strings(table.get("denied_commands", DEFAULT_DENIED_COMMANDS), "denied_commands")
         denied += _strings(table.get("extra_denied_commands", ()), "extra_denied_commands")
         limits: dict[str, Any] = {}
@@ -217,6 +229,11 @@ class Policy:
                 if _rule_matches(rule, tokens):
                     return " ".join(rule)
         return None
+
+
+QUEST_KEYS = frozenset(
+    {"denied_commands", "extra_denied_commands", "max_steps", "max_seconds", "max_cost"}
+)
 
 
 def _strings(value: object, key: str) -> tuple[str, ...]:

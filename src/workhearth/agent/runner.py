@@ -141,7 +141,7 @@ def build_agent(
     router = Router.from_config(models, pinned=opts.model, tier=state.get("tier") or "light")
     workspaces = Workspaces(wh.paths, current=wh.workspace)
     fs = SafeFS(workspaces.roots(), trash=Trash(wh.paths.trash), protected=workspaces.protected())
-    policy = Policy.from_config(wh.config.raw)
+    policy = Policy.from_config(wh.config.raw, str(wh.config.paths.config_file))
     approver = opts.approver or TerminalApprover(opts.stdin, opts.stderr, yes=opts.yes)
     sandbox = None
     if mode == "quest":

@@ -16,8 +16,12 @@ from workhearth.cli.output import print_json
 
 def doctor(json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Check the install: home folder, config, sessions, encryption, shell, sandbox."""
+    from workhearth.agent.approval import Policy
+
     wh = hearth()
     cfg = wh.config
+    # Why: [quest] is read when a run starts; a mistake in it is reported here too.
+    Policy.from_config(cfg.raw, str(cfg.paths.config_file))
     home = cfg.home
     sessions = wh.sessions.list(limit=0)
     enc = cfg.encryption
