@@ -383,6 +383,7 @@ def bad_home(tmp_path_factory: pytest.TempPathFactory) -> tuple[Hearth, dict[str
         "notjson": str(root / "notes.txt"),
         "missing": str(root / "no-such-file.jsonl"),
         "loose": str(loose),
+        "folder": str(root / "keys"),
     }
     Path(names["notjson"]).write_text("this is not JSON at all\n{{{\n")
     shutil.copy(key, loose)
@@ -407,6 +408,7 @@ BAD_INPUT: list[tuple[str, str, dict[str, str]]] = [
     ("count-abc", "sessions show {sid} --count abc", {}),
     ("unknown-option", "sessions list --bogus", {}),
     ("list-limit-0", "sessions list --limit 0", {}),
+    ("import-a-folder", "sessions import {folder}", {}),
     ("list-limit-negative", "sessions list --limit -1", {}),
     ("audit-limit-negative", "audit --limit -3", {}),
 ]

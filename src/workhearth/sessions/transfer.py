@@ -207,6 +207,8 @@ def import_path(
     store: SessionStore, path: Path, fmt: str | None = None, workspace: str | None = None
 ) -> dict[str, Any]:
     """Import a bundle or another tool's transcript as new session(s)."""
+    if path.is_dir():
+        raise UsageError(f"{path} is a folder; name one transcript or bundle file")
     if not path.is_file():
         raise UsageError(f"{path}: no such file")
     if fmt not in (None, "bundle", "claude-code", "qwen-code"):
