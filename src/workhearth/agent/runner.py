@@ -9,13 +9,13 @@ run starts with the daily retention sweep (see :mod:`.retention`).
 from __future__ import annotations
 
 import dataclasses
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, TextIO
 
+from workhearth.agent import scratch
 from workhearth.agent.approval import Approver, Policy, TerminalApprover
 from workhearth.agent.audit import AuditLog
 from workhearth.agent.compact import Compactor
@@ -130,9 +130,9 @@ def subagent_prompt(wh: Workhearth, fs: SafeFS, mode: Mode) -> str:
 
 
 def build_agent(
-    wh: Workhearth, session: Session, opts: RunOptions, task: str | None, scratch: Path
+    wh: Workhearth, session: Session, opts: RunOptions, task: str | None, private_tmp: Path
 ) -> Agent:
-    """The agent for ``session``; in quest mode its commands get ``scratch`` as their ``/tmp``."""
+    """The agent for ``session``; in quest mode its commands get ``private_tmp`` as their ``/tmp``."""
     from workhearth.models.router import Router
 
     state = session.load().business
@@ -145,7 +145,7 @@ def build_agent(
     approver = opts.approver or TerminalApprover(opts.stdin, opts.stderr, yes=opts.yes)
     sandbox = None
     if mode == "quest":
-        sandbox = quest_sandbox(fs, scratch, opts.env.get("PATH"))
+        sandbox = quest_sandbox(fs, private_tmp, opts.env.get("PATH"))
         if sandbox is None and opts.stderr is not None:
             print(f"hearth: quest mode: {NOT_INSTALLED}", file=opts.stderr)
     if mode != "ask" and opts.snapshot is None:
@@ -284,11 +284,8 @@ def resume(
     """Continue a session where it stopped (and, with ``task``, give it the next instruction)."""
     housekeeping(wh, opts)
     # Why: a quest's private /tmp lives as long as the run, never longer.
-    with (
-        session,
-        tempfile.TemporaryDirectory(prefix="hearth-quest-", ignore_cleanup_errors=True) as scratch,
-    ):
-        agent = build_agent(wh, session, opts, task, Path(scratch))
+    with session, scratch.scratch("quest") as folder:
+        agent = build_agent(wh, session, opts, task, folder)
         try:
             return agent.run(task)
         finally:
@@ -296,7 +293,11 @@ def resume(
 
 
 def housekeeping(wh: Workhearth, opts: RunOptions) -> None:
-    """The retention sweep, at most once a day; a failure warns and never stops the run."""
+    """The retention sweep, at most once a day; a failure warns and never stops the run.
+
+    Also removes the scratch folders that runs killed before their end left behind.
+    """
+    scratch.sweep_orphans()
     try:
         sweep_if_due(wh.paths, wh.config.retention)
     except OSError as exc:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
+from workhearth.agent import scratch
 from workhearth.agent.safefs import SafeFS
 from workhearth.agent.tools.context import ToolContext, ToolError, ToolResult
 from workhearth.agent.tools.registry import tool
@@ -97,7 +97,7 @@ def shell(
     sandbox = ctx.sandbox if ctx.mode == "quest" else None
     encrypted = ctx.session.encrypted
     if encrypted:
-        spool = Path(tempfile.mkdtemp(prefix="hearth-shell-"))
+        spool = scratch.make("shell")
     else:
         spool = ctx.session.folder / "tool-outputs"
         make_private_dir(spool)
