@@ -97,8 +97,8 @@ def sandbox_available(search_path: str | None = None) -> bool:
 class Sandbox:
     """The folders a confined command may write: ``writable`` plus ``temp_dir`` as ``/tmp``.
 
-    ``temp_dir`` lives on the host (one per session), so what a command leaves
-    in ``/tmp`` is still there for the next command of the same session.
+    ``temp_dir`` lives on the host (one per run, removed when the run ends), so what
+    a command leaves in ``/tmp`` is still there for the next command of the same run.
     """
 
     writable: tuple[Path, ...]
