@@ -316,9 +316,15 @@ class LogWriter:
                 self._fsync_locked()
 
     def before_side_effect(self) -> None:
-        """A tool with side effects is about to run: its recorded call must be on disk first."""
-        if self._dirty and self.policy != "never":
-            self._fsync()
+        """A tool with side effects is about to run: its recorded call must be on disk first.
+
+        Under the lock, so that a flusher's fsync still in progress is waited for.
+        """
+        if self.policy == "never":
+            return
+        with self._sync_lock:
+            if self._dirty:
+                self._fsync_locked()
 
     def close(self) -> None:
         if self._fd < 0:
