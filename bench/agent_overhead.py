@@ -134,6 +134,7 @@ class InstantModel(StreamingChatModel):
         *,
         tools: Sequence[ToolLike] | None = None,
         max_tokens: int | None = None,
+        deadline: float | None = None,
     ) -> Iterator[StreamEvent]:
         started = time.perf_counter()
         done = Done(self._replies.pop())

@@ -294,6 +294,24 @@ def test_max_seconds_cuts_a_reply_that_streams_past_it(
     assert_valid(api, fake)
 
 
+def test_max_seconds_bounds_a_model_that_never_answers(
+    session: Session, fs: SafeFS, config: Config, serve, api: str
+) -> None:
+    stalled = say(api, "too late")
+    stalled.delay = 5.0  # the provider holds the request; the read timeout is 30 s
+    fake = serve([stalled, say(api, "Finished.")])
+    model = provider(api, fake)
+    model.options = HttpOptions(timeout=30.0, max_retries=0)
+    agent = make_agent(session, fs, config, model, limits=Limits(max_seconds=0.5))
+    started = time.monotonic()
+    result = agent.run("answer")
+    assert time.monotonic() - started < 2.5
+    assert (result.status, result.steps) == ("time", 1)
+    assert [m["role"] for m in session.messages()] == ["user"]
+    again = make_agent(session, fs, config, provider(api, fake)).run()
+    assert (again.status, again.text) == ("done", "Finished.")
+
+
 def test_max_cost_stops_once_the_configured_prices_add_up(
     session: Session, fs: SafeFS, config: Config, serve
 ) -> None:

@@ -303,6 +303,34 @@ def test_openai_timeout_then_success() -> None:
     assert len(server.received) == 2
 
 
+@pytest.mark.parametrize("api", ["openai", "anthropic"])
+def test_a_deadline_cuts_a_stalled_server_short(api: str) -> None:
+    options = HttpOptions(timeout=30.0, max_retries=3, backoff_base=0.01)
+    stalled = Reply(delay=3.0)  # would answer after 3 s, well within the 30 s read timeout
+    with FakeProvider([stalled] * 4) as server:
+        model = (
+            openai_model(server, options) if api == "openai" else anthropic_model(server, options)
+        )
+        started = time.monotonic()
+        with pytest.raises(ModelError) as info:
+            collect(model, deadline=started + 0.5)
+        elapsed = time.monotonic() - started
+        assert 1 <= len(server.received) <= 2
+    assert elapsed < 2.0
+    assert info.value.kind == "deadline"
+
+
+def test_a_deadline_is_not_slept_past_for_a_retry() -> None:
+    busy = json_reply(503, {"error": {"message": "busy"}}, **{"retry-after": "20"})
+    with FakeProvider([busy, busy]) as server:
+        started = time.monotonic()
+        with pytest.raises(ModelError) as info:
+            collect(openai_model(server, FAST), deadline=started + 2.0)
+        assert len(server.received) == 1
+    assert time.monotonic() - started < 1.5  # it did not wait 20 s to fail later
+    assert info.value.kind == "deadline" and "busy" in str(info.value)
+
+
 def test_openai_timeout_gives_up() -> None:
     options = HttpOptions(timeout=0.2, max_retries=1, backoff_base=0.01)
     stalled = Reply(pieces=[openai_sse([openai_chunk({"role": "assistant"})], done=False)[0], 1.0])

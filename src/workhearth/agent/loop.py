@@ -196,6 +196,9 @@ class Agent:
                 self.session.turn_end()
                 return self._stop("time", text, steps)
             except ModelError as exc:
+                if exc.kind == "deadline":
+                    self.session.turn_end()
+                    return self._stop("time", text, steps)
                 self.session.turn_end()
                 result = self._stop("error", text, steps)
                 result.error = str(exc)
@@ -229,7 +232,9 @@ class Agent:
         stream is closed, so the provider stops too) and :class:`_OutOfTime` is raised.
         """
         completion: Completion | None = None
-        stream = self.model.stream(self.system, messages, tools=self.tools.specs())
+        stream = self.model.stream(
+            self.system, messages, tools=self.tools.specs(), deadline=deadline
+        )
         try:
             for event in stream:
                 self.listener(event)

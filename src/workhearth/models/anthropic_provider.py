@@ -14,6 +14,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
+
 from workhearth.errors import ModelError
 from workhearth.models.adapters import to_anthropic
 from workhearth.models.http import (
@@ -121,13 +123,13 @@ class AnthropicChatModel(HttpChatModel):
 
     # ------------------------------------------------------------------ stream
 
-    def attempt(self, body: dict[str, Any]) -> Iterator[StreamEvent]:
+    def attempt(self, body: dict[str, Any], timeout: httpx.Timeout) -> Iterator[StreamEvent]:
         with self._client.stream(
             "POST",
             self._url(),
             json=body,
             headers=self._headers(),
-            timeout=self.options.httpx_timeout(),
+            timeout=timeout,
         ) as response:
             raise_for_status(response, self.settings)
             reply = _Reply()

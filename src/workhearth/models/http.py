@@ -51,8 +51,10 @@ class HttpOptions:
     def from_config(cls, models: ModelsConfig) -> HttpOptions:
         return cls(timeout=models.timeout, max_retries=models.max_retries)
 
-    def httpx_timeout(self) -> httpx.Timeout:
-        return httpx.Timeout(self.timeout, connect=min(self.connect_timeout, self.timeout))
+    def httpx_timeout(self, remaining: float | None = None) -> httpx.Timeout:
+        """Per-read timeouts; never longer than ``remaining`` seconds when that is given."""
+        wait = self.timeout if remaining is None else max(0.05, min(self.timeout, remaining))
+        return httpx.Timeout(wait, connect=min(self.connect_timeout, wait))
 
 
 class RetryableError(Exception):
@@ -169,29 +171,42 @@ _rng = random.Random()
 
 
 def with_retries(
-    attempt: Callable[[], Iterator[T]],
+    attempt: Callable[[httpx.Timeout], Iterator[T]],
     options: HttpOptions,
     settings: ModelSettings,
     *,
     sleep: Callable[[float], None] = time.sleep,
+    deadline: float | None = None,
 ) -> Iterator[T]:
     """Run ``attempt`` (one HTTP call, as an iterator) until it succeeds or retries run out.
 
     An attempt that fails before yielding anything is retried when the failure is
     transient; once something was yielded, a failure raises :class:`ModelError`.
+    With a ``deadline`` (monotonic seconds), every wait is cut to the time left and
+    no attempt or backoff starts past it (a ``deadline`` ModelError instead).
     """
     label = settings.name
     tries = 0
+
+    def left() -> float | None:
+        if deadline is None:
+            return None
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise ModelError(f"{label}: out of time", kind="deadline", model=label)
+        return remaining
+
     while True:
         yielded = False
         try:
-            for item in attempt():
+            for item in attempt(options.httpx_timeout(left())):
                 yielded = True
                 yield item
             return
         except RetryableError as exc:
             failure = exc
         except httpx.TimeoutException as exc:
+            left()  # Why: a wait cut short by the deadline is the deadline, not a timeout
             failure = RetryableError(
                 "timeout", f"no answer within {options.timeout:g}s ({type(exc).__name__})"
             )
@@ -219,7 +234,15 @@ def with_retries(
                 status=failure.status,
                 model=label,
             )
-        sleep(backoff_delay(tries, options, failure.retry_after, _rng))
+        delay = backoff_delay(tries, options, failure.retry_after, _rng)
+        remaining = left()
+        if remaining is not None and delay >= remaining:
+            raise ModelError(
+                f"{label}: out of time before the next attempt ({failure.reason})",
+                kind="deadline",
+                model=label,
+            )
+        sleep(delay)
         tries += 1
 
 
@@ -267,7 +290,7 @@ class HttpChatModel(StreamingChatModel):
         """The JSON body of one streamed request."""
 
     @abstractmethod
-    def attempt(self, body: dict[str, Any]) -> Iterator[StreamEvent]:
+    def attempt(self, body: dict[str, Any], timeout: httpx.Timeout) -> Iterator[StreamEvent]:
         """Send ``body`` once and yield the reply's events (raise RetryableError to retry)."""
 
     def stream(
@@ -277,6 +300,12 @@ class HttpChatModel(StreamingChatModel):
         *,
         tools: Sequence[ToolLike] | None = None,
         max_tokens: int | None = None,
+        deadline: float | None = None,
     ) -> Iterator[StreamEvent]:
         body = self.request_body(system, messages, tools=tools, max_tokens=max_tokens)
-        return with_retries(lambda: self.attempt(body), self.options, self.settings)
+        return with_retries(
+            lambda timeout: self.attempt(body, timeout),
+            self.options,
+            self.settings,
+            deadline=deadline,
+        )

@@ -16,6 +16,8 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
+
 from workhearth.errors import ModelError
 from workhearth.models.adapters import to_openai
 from workhearth.models.http import (
@@ -129,10 +131,10 @@ class OpenAIChatModel(HttpChatModel):
 
     # ------------------------------------------------------------------ stream
 
-    def attempt(self, body: dict[str, Any]) -> Iterator[StreamEvent]:
+    def attempt(self, body: dict[str, Any], timeout: httpx.Timeout) -> Iterator[StreamEvent]:
         url = self.settings.base_url.rstrip("/") + "/chat/completions"
         with self._client.stream(
-            "POST", url, json=body, headers=self._headers(), timeout=self.options.httpx_timeout()
+            "POST", url, json=body, headers=self._headers(), timeout=timeout
         ) as response:
             raise_for_status(response, self.settings)
             reply = _Reply()

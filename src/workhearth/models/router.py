@@ -170,6 +170,7 @@ class Router(StreamingChatModel):
         *,
         tools: Sequence[ToolLike] | None = None,
         max_tokens: int | None = None,
+        deadline: float | None = None,
     ) -> Iterator[StreamEvent]:
         tier = self.choose(messages)
         self.failures = []
@@ -180,7 +181,9 @@ class Router(StreamingChatModel):
             key = self.key_of(model)
             yielded = False
             try:
-                for event in model.stream(system, messages, tools=tools, max_tokens=max_tokens):
+                for event in model.stream(
+                    system, messages, tools=tools, max_tokens=max_tokens, deadline=deadline
+                ):
                     if isinstance(event, Done):
                         # Why: record before yielding; a caller may stop at Done.
                         self.last_model = key

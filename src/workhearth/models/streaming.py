@@ -151,8 +151,13 @@ class StreamingChatModel(ChatModel):
         *,
         tools: Sequence[ToolLike] | None = None,
         max_tokens: int | None = None,
+        deadline: float | None = None,
     ) -> Iterator[StreamEvent]:
-        """Yield events for one reply to ``messages``; the last one is :class:`Done`."""
+        """Yield events for one reply to ``messages``; the last one is :class:`Done`.
+
+        ``deadline`` (a :func:`time.monotonic` value) bounds the whole call, waits
+        and retries included: past it the call fails with a ``deadline`` ModelError.
+        """
 
     def generate(
         self,
