@@ -186,7 +186,7 @@ def run_ours(root: Path, steps: int) -> dict[str, float]:
     session = wh.sessions.create(mode="agent")
     opts = RunOptions(mode="agent", approver=allow_all)
     with session:
-        agent = build_agent(wh, session, opts, "read small.txt many times")
+        agent = build_agent(wh, session, opts, "read small.txt many times", root / "tmp")
         agent.model.close()
         agent.model = Router([InstantModel(steps, model_clock)])
         ctx: ToolContext = agent.tools.ctx  # type: ignore[attr-defined]

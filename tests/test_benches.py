@@ -1,0 +1,100 @@
+"""Every bench script still runs end to end (on tiny inputs) and writes its JSON.
+
+Benches measure speed; these tests measure nothing. They catch a bench broken by a
+change in the library (a signature, a renamed field) before someone needs its numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_bench(script: str, out: Path, *args: str) -> Any:
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args, "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
+    return json.loads(out.read_text())
+
+
+def test_sessions_bench_runs(tmp_path: Path) -> None:
+    result = run_bench(
+        "sessions.py", tmp_path / "s.json", "--sizes", "1", "--runs", "1", "--tmp", str(tmp_path)
+    )
+    assert result["appends"]["ours_turn"]["events_per_s"] > 0
+    assert result["resume"]["ours_snapshot"]["1"]["median_s"] > 0
+
+
+def test_memory_scale_bench_runs(tmp_path: Path) -> None:
+    result = run_bench(
+        "memory_scale.py",
+        tmp_path / "m.json",
+        *("--scales", "2000", "--runs", "1", "--build-runs", "1", "--terms", "3", "--reps", "1"),
+        *("--tmp", str(tmp_path)),
+    )
+    ours = result["results"]["2000"]["ours"]
+    assert ours["chunks"] >= 2000 and ours["size_ratio"] > 0
+    assert set(ours["search"]) >= {"rare", "common", "cjk2_common", "cjk2_rare", "two_common"}
+
+
+def test_agent_overhead_bench_runs(tmp_path: Path) -> None:
+    result = run_bench(
+        "agent_overhead.py",
+        tmp_path / "a.json",
+        *("--steps", "20", "--runs", "1", "--startup-runs", "1", "--dir", str(tmp_path)),
+    )
+    assert result["step_overhead_ms"]["ours"] > 0
+    assert result["startup"]["hearth_help_ms"] > 0
+
+
+def test_memory_quality_bench_scores_a_conversation_it_can_answer(tmp_path: Path) -> None:
+    """A tiny conversation in LoCoMo's format whose answers share rare words with the questions."""
+    turns = [
+        ("Ana", "I adopted a greyhound named Biscuit last spring."),
+        ("Ben", "Nice! I started learning the cello this winter."),
+        ("Ana", "My sister moved to Lisbon for a job in robotics."),
+        ("Ben", "I finally fixed the leaking dishwasher myself."),
+    ]
+    conversation: dict[str, Any] = {"speaker_a": "Ana", "speaker_b": "Ben"}
+    for n in (1, 2):
+        conversation[f"session_{n}_date_time"] = f"{n} May 2023"
+        conversation[f"session_{n}"] = [
+            {"speaker": s, "dia_id": f"D{n}:{i}", "text": f"{t} (part {n})"}
+            for i, (s, t) in enumerate(turns, 1)
+        ]
+    qa = [
+        {"question": "What is the name of Ana's greyhound?", "evidence": ["D1:1"], "category": 4},
+        {
+            "question": "Which instrument is Ben learning, the cello?",
+            "evidence": ["D2:2"],
+            "category": 4,
+        },
+        {
+            "question": "Where did the sister move for robotics?",
+            "evidence": ["D1:3"],
+            "category": 1,
+        },
+        {
+            "question": "Who fixed the dishwasher?",
+            "evidence": ["D2:4"],
+            "category": 5,
+        },  # not scored
+    ]
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps([{"sample_id": "tiny", "conversation": conversation, "qa": qa}]))
+    result = run_bench("memory_quality.py", tmp_path / "q.json", "--data", str(data))
+    ours = result["methods"]["workhearth"]
+    assert (ours["questions"], ours["evidence_ids"]) == (3, 3)
+    assert ours["score"] == 1.0
+    assert set(result["methods"]) == {"workhearth", "trigram_or", "word_bm25"}
