@@ -345,6 +345,18 @@ def test_no_fallback_once_text_was_streamed() -> None:
     assert seen == [TextDelta("half")] and lb.received == []
 
 
+def test_no_fallback_once_the_time_is_up() -> None:
+    import time
+
+    with FakeProvider([Reply(delay=3.0)]) as la, FakeProvider([ok("late")]) as lb:
+        router = router_over(("a", "light", la.url), ("b", "light", lb.url))
+        started = time.monotonic()
+        with pytest.raises(ModelError) as info:
+            list(router.stream(None, user("hi"), deadline=started + 0.3))
+        assert time.monotonic() - started < 2.0
+    assert info.value.kind == "deadline" and lb.received == []
+
+
 def test_stream_reports_the_answering_model(tmp_path: Path) -> None:
     with FakeProvider([ok("hello")]) as server:
         cfg = load(

@@ -193,9 +193,9 @@ class Router(StreamingChatModel):
                     yielded = True
                     yield event
             except ModelError as exc:
-                if yielded:
-                    # Why: text already reached the caller; switching models now would
-                    # splice two different answers together.
+                if yielded or exc.kind == "deadline":
+                    # Why: text already reached the caller (switching models now would
+                    # splice two different answers together), or the time is up for all.
                     raise
                 self.failures.append((key, exc))
                 continue
