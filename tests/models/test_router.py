@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -346,8 +347,6 @@ def test_no_fallback_once_text_was_streamed() -> None:
 
 
 def test_no_fallback_once_the_time_is_up() -> None:
-    import time
-
     with FakeProvider([Reply(delay=3.0)]) as la, FakeProvider([ok("late")]) as lb:
         router = router_over(("a", "light", la.url), ("b", "light", lb.url))
         started = time.monotonic()
