@@ -56,10 +56,6 @@ class Limits:
     max_cost: float | None = None
 
 
-class _OutOfTime(Exception):
-    """The quest's time ran out while the model was still replying."""
-
-
 @dataclass
 class RunResult:
     status: Status
@@ -191,15 +187,11 @@ class Agent:
             except KeyboardInterrupt:
                 self.session.turn_end()
                 return self._stop("interrupted", text, steps)
-            except _OutOfTime:
-                # Why: nothing of the unfinished reply was stored, so a resume asks again.
-                self.session.turn_end()
-                return self._stop("time", text, steps)
             except ModelError as exc:
-                if exc.kind == "deadline":
-                    self.session.turn_end()
-                    return self._stop("time", text, steps)
                 self.session.turn_end()
+                if exc.kind == "deadline":
+                    # Why: nothing of the unfinished reply was stored, so a resume asks again.
+                    return self._stop("time", text, steps)
                 result = self._stop("error", text, steps)
                 result.error = str(exc)
                 return result
@@ -229,7 +221,8 @@ class Agent:
         """One model reply, streamed to the listener and stored whole once it is complete.
 
         Past ``deadline`` the reply is abandoned between two of its events (the
-        stream is closed, so the provider stops too) and :class:`_OutOfTime` is raised.
+        stream is closed, so the provider stops too): a ``deadline`` ModelError, as
+        the provider raises when the time runs out while it waits.
         """
         completion: Completion | None = None
         stream = self.model.stream(
@@ -241,7 +234,7 @@ class Agent:
                 if isinstance(event, Done):
                     completion = event.completion
                 elif deadline is not None and time.monotonic() > deadline:
-                    raise _OutOfTime
+                    raise ModelError(f"{self.model.name}: out of time", kind="deadline")
         finally:
             close = getattr(stream, "close", None)
             if close is not None:

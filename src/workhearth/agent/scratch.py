@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 KINDS = ("quest", "shell")
-_NAME = re.compile(r"^hearth-(?:quest|shell)-(\d+)-")
+_NAME = re.compile(rf"^hearth-(?:{'|'.join(KINDS)})-(\d+)-")
 
 
 def make(kind: str, root: Path | None = None) -> Path:
@@ -59,7 +59,7 @@ def sweep_orphans(root: Path | None = None) -> list[Path]:
     uid = os.getuid()
     for entry in entries:
         m = _NAME.match(entry.name)
-        if m is None or int(m.group(1)) == os.getpid():
+        if m is None:
             continue
         try:
             st = entry.stat(follow_symlinks=False)
