@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -18,7 +19,12 @@ def fsync_dir(path: Path) -> None:
 
 
 def make_private_dir(path: Path) -> None:
-    """Create ``path`` (and parents) with mode 0700 for the folders we create."""
+    """Create ``path`` (and parents) with mode 0700 for the folders we create.
+
+    Why explicit modes: the library runs without the CLI, under whatever umask
+    its caller has (often 0o022), and what it keeps is private to the user.
+    Folders that already exist keep their mode (the user may have chosen it).
+    """
     missing = []
     p = path
     while not p.exists():
@@ -28,6 +34,22 @@ def make_private_dir(path: Path) -> None:
         with contextlib.suppress(FileExistsError):
             d.mkdir(mode=0o700)
         fsync_dir(d.parent)
+
+
+def make_private_file(path: Path) -> None:
+    """Create ``path`` empty with mode 0600 when missing; take group/other bits off it when not.
+
+    Why: SQLite creates a database and its ``-wal``/``-shm`` with mode 0644 less
+    the umask, the companions copying the database's mode; a database file that
+    exists with 0600 before SQLite opens it keeps all three private.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        if mode & 0o077:
+            os.fchmod(fd, mode & 0o700)
+    finally:
+        os.close(fd)
 
 
 def write_all(fd: int, data: bytes) -> None:

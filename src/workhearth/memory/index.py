@@ -33,7 +33,7 @@ from pathlib import Path
 import orjson
 
 from workhearth.errors import CorruptDataError
-from workhearth.fsutil import atomic_write
+from workhearth.fsutil import atomic_write, make_private_dir
 from workhearth.memory.chunking import CHUNK_CHARS, chunk_lines
 from workhearth.memory.files import HASH_STATE_FILE, INDEX_FILE, markdown_files
 from workhearth.memory.schema import FTS_TABLES, connect, is_damage
@@ -150,7 +150,7 @@ class MemoryIndex:
     @property
     def db(self) -> sqlite3.Connection:
         if self._db is None:
-            self.folder.mkdir(parents=True, exist_ok=True)
+            make_private_dir(self.folder)
             before = _inode(self.path)
             try:
                 self._db = connect(self.folder)

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from workhearth.errors import CorruptDataError, NotFoundError
-from workhearth.fsutil import atomic_write
+from workhearth.fsutil import atomic_write, make_private_dir
 from workhearth.memory.entries import find_entries, format_entry, new_entry_id
 from workhearth.memory.files import EVICTED_LOG, META_FILE, Layer
 from workhearth.memory.index import IndexReport, MemoryIndex
@@ -46,7 +46,7 @@ class LayerStore:
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
         """Exclusive across processes; the kernel releases it if we die."""
-        self.folder.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.folder)
         fd = os.open(self.folder / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -127,7 +127,7 @@ class LayerStore:
                 now = b""
             if _digest(now) != _digest(before):
                 continue  # an editor saved in between: start again from its version
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_dir(path.parent)
             atomic_write(path, data, mode=0o600)
             return result
         raise CorruptDataError(f"{path} keeps changing while hearth writes to it; try again")

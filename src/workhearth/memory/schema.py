@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from workhearth.errors import CorruptDataError, HearthError
+from workhearth.fsutil import make_private_file
 from workhearth.memory.files import INDEX_FILE
 
 # Why: FTS5 keeps this many bytes of new postings in memory before writing a
@@ -173,6 +174,7 @@ def connect(folder: Path) -> sqlite3.Connection:
     newer workhearth (:class:`MemoryIndex` then sets it aside and builds anew).
     """
     path = folder / INDEX_FILE
+    make_private_file(path)  # before SQLite: its -wal/-shm take this file's mode
     db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
     try:
         for pragma in _PRAGMAS:
