@@ -98,3 +98,17 @@ def test_memory_quality_bench_scores_a_conversation_it_can_answer(tmp_path: Path
     assert (ours["questions"], ours["evidence_ids"]) == (3, 3)
     assert ours["score"] == 1.0
     assert set(result["methods"]) == {"workhearth", "trigram_or", "word_bm25"}
+
+
+def test_adversary_bench_runs(tmp_path: Path) -> None:
+    result = run_bench(
+        "adversary.py",
+        tmp_path / "adv.json",
+        *("--quick", "--kills", "1", "--seconds", "1", "--savers", "2", "--tmp", str(tmp_path)),
+    )
+    assert set(result["kills"]) == {"always", "turn", "never", "plain_buffered"}
+    assert all(row["acked"] > 0 for row in result["kills"].values())
+    assert result["savers"]["hearth"]["saves_acked"] > 0
+    assert result["savers"]["naive_rewrite"]["hand_lines"] > 0
+    for trial in ("full_disk", "read_only"):
+        assert "skipped" in result[trial] or result[trial], trial
