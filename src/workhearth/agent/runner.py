@@ -145,7 +145,7 @@ def build_agent(
     approver = opts.approver or TerminalApprover(opts.stdin, opts.stderr, yes=opts.yes)
     sandbox = None
     if mode == "quest":
-        sandbox = quest_sandbox(fs, private_tmp, opts.env.get("PATH"))
+        sandbox = quest_sandbox(fs, private_tmp, opts.env, policy, wh.paths)
         if sandbox is None and opts.stderr is not None:
             print(f"hearth: quest mode: {NOT_INSTALLED}", file=opts.stderr)
     if mode != "ask" and opts.snapshot is None:

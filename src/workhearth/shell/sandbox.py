@@ -1,10 +1,21 @@
 """Confine quest-mode shell commands with bubblewrap (DESIGN §5 Shell confinement).
 
 Inside the sandbox the whole filesystem is read-only except the authorized
-folders and a private temp dir mounted at ``/tmp``. The network stays; process
-and IPC namespaces are private, so a command can neither see nor signal the
-user's other processes; every capability is dropped, so even root inside
-cannot remount ``/`` writable (it can without ``--cap-drop ALL``).
+folders and a private temp dir mounted at ``/tmp``. Hidden paths (hearth's own
+home, the user's credential stores, ``[quest] hide``) are covered: a folder by
+an empty read-only tmpfs, a file by ``/dev/null``; what commands need from
+hearth's home (the session's shell snapshot, the skills folder) is bound back
+read-only on top. Each authorized folder's existing ``.hearth/`` is read-only.
+The network stays unless ``network`` is off (``--unshare-net``); process and
+IPC namespaces are private, so a command can neither see nor signal the user's
+other processes; every capability is dropped, so even root inside cannot
+remount ``/`` writable (it can without ``--cap-drop ALL``).
+
+bubblewrap applies mounts in argument order, and a later mount covers an
+earlier one. Hence the order in :meth:`Sandbox.argv`: writable binds, then the
+read-only ``.hearth/`` binds, then the hiding mounts (so hiding wins even
+inside an authorized folder), then the read-only re-binds into hidden folders,
+and last the read-only remount of each hiding tmpfs.
 
 bubblewrap can be installed and still unable to work (no user namespaces, a
 seccomp profile in a container): :func:`sandbox_status` tries it once and
@@ -13,6 +24,7 @@ reports that as "not confined" instead of failing every command.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -21,10 +33,28 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from workhearth.errors import ConfigError
 from workhearth.fsutil import make_private_dir
 
 NOT_INSTALLED = "shell commands are not confined: bubblewrap is not installed"
 CONFINED = "shell commands are confined: only the authorized folders and /tmp are writable"
+# Why: a quest command can do anything the user can; these are where a user
+# keeps the keys and tokens that reach other machines and accounts.
+CREDENTIAL_STORES: tuple[str, ...] = (
+    "~/.ssh",
+    "~/.gnupg",
+    "~/.aws",
+    "~/.azure",
+    "~/.config/gcloud",
+    "~/.config/gh",
+    "~/.kube",
+    "~/.docker/config.json",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.password-store",
+    "~/.local/share/keyrings",
+)
+PROJECT_CONFIG = ".hearth"
 _PRIVATE_TMP = "/tmp"
 _PROBE_TIMEOUT = 10.0
 
@@ -95,24 +125,48 @@ def sandbox_available(search_path: str | None = None) -> bool:
 
 @dataclass(frozen=True)
 class Sandbox:
-    """The folders a confined command may write: ``writable`` plus ``temp_dir`` as ``/tmp``.
+    """How a confined command sees the machine.
 
-    ``temp_dir`` lives on the host (one per run, removed when the run ends), so what
-    a command leaves in ``/tmp`` is still there for the next command of the same run.
+    ``writable`` folders plus ``temp_dir`` as ``/tmp`` may be written. ``hidden``
+    paths are covered (see the module doc), ``exposed`` paths inside them are
+    bound back read-only, and ``network`` False cuts the network. ``temp_dir``
+    lives on the host (one per run, removed when the run ends), so what a
+    command leaves in ``/tmp`` is still there for the next command of the same run.
     """
 
     writable: tuple[Path, ...]
     temp_dir: Path
     bwrap: str = "bwrap"
+    hidden: tuple[Path, ...] = ()
+    exposed: tuple[Path, ...] = ()
+    network: bool = True
 
     @classmethod
     def create(
-        cls, writable: Sequence[str | Path], temp_dir: Path, status: SandboxStatus
+        cls,
+        writable: Sequence[str | Path],
+        temp_dir: Path,
+        status: SandboxStatus,
+        *,
+        hidden: Sequence[str | Path] = (),
+        exposed: Sequence[str | Path] = (),
+        network: bool = True,
     ) -> Sandbox | None:
         """A sandbox when ``status`` says one works, else None (commands then run unconfined)."""
         if not status.available or status.bwrap is None:
             return None
-        return cls(tuple(Path(p) for p in writable), temp_dir, status.bwrap)
+        return cls(
+            tuple(Path(p) for p in writable),
+            temp_dir,
+            status.bwrap,
+            tuple(Path(p) for p in hidden),
+            tuple(Path(p) for p in exposed),
+            network,
+        )
+
+    def exposing(self, *paths: str | Path) -> Sandbox:
+        """This sandbox with ``paths`` (e.g. the session's shell snapshot) readable when hidden."""
+        return dataclasses.replace(self, exposed=(*self.exposed, *(Path(p) for p in paths)))
 
     def argv(self, command: Sequence[str], *, readable: Sequence[Path] = ()) -> list[str]:
         """``command`` wrapped in bwrap. ``readable`` are paths to keep visible under /tmp."""
@@ -124,11 +178,65 @@ class Sandbox:
             real = _real(path)
             if _under(real, _PRIVATE_TMP) and os.path.exists(real):
                 args += ["--ro-bind", real, real]
-        for path in self.writable:
+        roots = [_real(p) for p in self.writable]
+        roots = [
+            r for r in roots if os.path.isdir(r)
+        ]  # a folder that is gone has nothing to write into
+        for root in roots:
+            args += ["--bind", root, root]
+        for root in roots:
+            config = os.path.join(root, PROJECT_CONFIG)
+            if os.path.isdir(config):
+                args += ["--ro-bind", _real(config), _real(config)]
+        hidden = self._hidden(roots)
+        for path in hidden:
+            # Why: a tmpfs can only cover a folder; a file is covered by /dev/null,
+            # which reads as "Permission denied" inside (device files are nodev there).
+            args += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
+        for path in self.exposed:
             real = _real(path)
-            if os.path.isdir(real):  # a folder that is gone has nothing to write into
-                args += ["--bind", real, real]
+            if os.path.exists(real) and any(_under(real, h) for h in hidden):
+                args += ["--ro-bind", real, real]
+        for path in hidden:
+            if os.path.isdir(path):
+                args += ["--remount-ro", path]
+        if not self.network:
+            args.append("--unshare-net")
         return [*args, *_namespace_args(), "--", *command]
+
+    def _hidden(self, roots: Sequence[str]) -> list[str]:
+        """The hidden paths to cover: existing, visible, none inside another."""
+        out: list[str] = []
+        for real in sorted({_real(p) for p in self.hidden}, key=len):
+            if not os.path.lexists(real) or any(_under(real, h) for h in out):
+                continue
+            # Why: under /tmp only what an authorized folder brings back is visible;
+            # covering the rest would just litter the private /tmp with mount points.
+            if _under(real, _PRIVATE_TMP) and not any(
+                _under(real, r) or _under(r, real) for r in roots
+            ):
+                continue
+            out.append(real)
+        return out
+
+
+def expand_hidden(entries: Sequence[str], home: str | None) -> tuple[Path, ...]:
+    """``entries`` as absolute paths, ``~`` meaning ``home`` (resolved).
+
+    A ``~`` entry is left out when ``home`` is unknown; a relative entry is an
+    error (``[quest] hide`` is checked when the config is read).
+    """
+    user_home = _real(home) if home and os.path.isabs(home) else None
+    out: list[Path] = []
+    for entry in entries:
+        if entry == "~" or entry.startswith("~/"):
+            if user_home is None:
+                continue
+            entry = user_home + entry[1:]
+        if not os.path.isabs(entry):
+            raise ConfigError(f"[quest] hide: {entry!r} is not an absolute path or ~/path")
+        out.append(Path(_real(entry)))
+    return tuple(dict.fromkeys(out))
 
 
 def _real(path: str | Path) -> str:

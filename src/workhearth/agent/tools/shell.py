@@ -14,29 +14,53 @@ import contextlib
 import os
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated
 
 from pydantic import BaseModel, Field
 
 from workhearth.agent import scratch
+from workhearth.agent.approval import Policy
 from workhearth.agent.safefs import SafeFS
 from workhearth.agent.tools.context import ToolContext, ToolError, ToolResult
 from workhearth.agent.tools.registry import tool
 from workhearth.fsutil import make_private_dir
+from workhearth.paths import HearthPaths
 from workhearth.shell.runner import ShellResult, run
-from workhearth.shell.sandbox import Sandbox, sandbox_status
+from workhearth.shell.sandbox import CREDENTIAL_STORES, Sandbox, expand_hidden, sandbox_status
 from workhearth.shell.snapshot import Snapshot, capture
 
 SPOOL_LIMIT = 1_000_000  # bytes of each stream kept in memory before spooling to a file
 MAX_TIMEOUT = 3_600
 
 
-def quest_sandbox(fs: SafeFS, temp_dir: Path, search_path: str | None) -> Sandbox | None:
-    """A sandbox writable only in ``fs``'s roots and ``temp_dir``; None when none works here."""
+def quest_hidden(paths: HearthPaths, policy: Policy, env: Mapping[str, str]) -> tuple[Path, ...]:
+    """What quest commands do not see: hearth's home, the credential stores, ``[quest] hide``.
+
+    ``~`` is the ``HOME`` of ``env`` (the user's, not hearth's process's).
+    """
+    home = env.get("HOME")
+    return (
+        Path(os.path.realpath(paths.home)),
+        *expand_hidden([*CREDENTIAL_STORES, *policy.hide], home),
+    )
+
+
+def quest_sandbox(
+    fs: SafeFS, temp_dir: Path, env: Mapping[str, str], policy: Policy, paths: HearthPaths
+) -> Sandbox | None:
+    """A sandbox writable only in ``fs``'s roots and ``temp_dir``, hiding :func:`quest_hidden`
+    but for the skills folder; None when none works here."""
     roots: Sequence[Path] = [root.path for root in fs.roots]
-    return Sandbox.create(roots, temp_dir, sandbox_status(search_path))
+    return Sandbox.create(
+        roots,
+        temp_dir,
+        sandbox_status(env.get("PATH")),
+        hidden=quest_hidden(paths, policy, env),
+        exposed=[paths.skills],
+        network=policy.network,
+    )
 
 
 def _bounded(ctx: ToolContext, timeout: float) -> float:
@@ -94,7 +118,10 @@ def shell(
     if ctx.fs.stat(cwd).kind != "dir":
         raise ToolError(f"cwd {ctx.show(cwd)} is not a folder")
     snapshot = _snapshot(ctx)
-    sandbox = ctx.sandbox if ctx.mode == "quest" else None
+    sandbox = None
+    if ctx.mode == "quest" and ctx.sandbox is not None:
+        # Why: the snapshot lives in hearth's hidden home; the command must source it.
+        sandbox = ctx.sandbox.exposing(snapshot.path)
     encrypted = ctx.session.encrypted
     if encrypted:
         spool = scratch.make("shell")
