@@ -189,11 +189,14 @@ class Policy:
     max_steps: int | None = 50
     max_seconds: float | None = None
     max_cost: float | None = None
+    hide: tuple[str, ...] = ()  # absolute or ~/ paths hidden from commands, beside the defaults
+    network: bool = True
 
     @classmethod
     def from_config(cls, raw: Mapping[str, object], source: str = "config.toml") -> Policy:
         """Read ``[quest]``: ``denied_commands`` (replaces the defaults),
-        ``extra_denied_commands`` (adds to them), ``max_steps``, ``max_seconds``, ``max_cost``.
+        ``extra_denied_commands`` (adds to them), ``max_steps``, ``max_seconds``, ``max_cost``,
+        ``hide`` (paths the sandbox hides, beyond the credential stores) and ``network``.
 
         ``source`` (the config file) starts the message of a :class:`ConfigError`.
         """
@@ -219,7 +222,16 @@ class Policy:
             ):
                 raise ConfigError(f"[quest] {key} must be a positive number")
             limits[key] = value
-        return cls(tuple(denied), **limits)
+        hide = _strings(table.get("hide", ()), "hide")
+        for entry in hide:
+            if not (entry.startswith(("/", "~/")) or entry == "~"):
+                raise ConfigError(
+                    f"[quest] hide entries must be absolute or start with ~/: {entry!r}"
+                )
+        network = table.get("network", True)
+        if not isinstance(network, bool):
+            raise ConfigError("[quest] network must be true or false")
+        return cls(tuple(denied), **limits, hide=hide, network=network)
 
     def denied_rule(self, command: str) -> str | None:
         """The first denied rule ``command`` matches, or None."""
@@ -232,7 +244,15 @@ class Policy:
 
 
 QUEST_KEYS = frozenset(
-    {"denied_commands", "extra_denied_commands", "max_steps", "max_seconds", "max_cost"}
+    {
+        "denied_commands",
+        "extra_denied_commands",
+        "max_steps",
+        "max_seconds",
+        "max_cost",
+        "hide",
+        "network",
+    }
 )
 
 
