@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import tempfile
 import time
 from pathlib import Path
@@ -13,8 +14,17 @@ import pytest
 from tests.shell.conftest import UserShell
 from tests.shell.test_runner import _kill_leftovers, _marker
 from tests.shell.test_snapshot import _processes_running
+from workhearth.errors import ConfigError
+from workhearth.paths import HearthPaths
 from workhearth.shell.runner import run
-from workhearth.shell.sandbox import NOT_INSTALLED, Sandbox, sandbox_available, sandbox_status
+from workhearth.shell.sandbox import (
+    CREDENTIAL_STORES,
+    NOT_INSTALLED,
+    Sandbox,
+    expand_hidden,
+    sandbox_available,
+    sandbox_status,
+)
 from workhearth.shell.snapshot import capture
 
 STATUS = sandbox_status()
@@ -122,3 +132,169 @@ def test_a_bwrap_that_cannot_sandbox_counts_as_unavailable(tmp_path: Path) -> No
     assert not status.available
     assert status.message.startswith("shell commands are not confined: bubblewrap cannot")
     assert "No permissions to create new namespace" in status.message
+
+
+# ------------------------------------------------------------------ hiding
+
+
+def _digest(root: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(root)): "dir" if p.is_dir() else p.read_text()
+        for p in sorted(root.rglob("*"))
+    }
+
+
+@needs_bwrap
+def test_hearth_home_inside_the_workspace_is_hidden_except_snapshot_and_skills(
+    bash_user: UserShell, tmp_path: Path
+) -> None:
+    # HEARTH_HOME=$PWD/.hearth: the workspace bind must not expose hearth's own data.
+    paths = HearthPaths(bash_user.workspace / ".hearth")
+    bash_user.rc("alias hi='echo hi from rc'\n")
+    snap = capture(paths, bash_user.workspace, bash_user.env)
+    assert paths.home in snap.path.parents
+    paths.config_file.write_text('[quest]\ndenied_commands = ["sudo"]\n')
+    (paths.trash / "t1").mkdir(parents=True)
+    (paths.trash / "t1" / "manifest.json").write_text("{}")
+    paths.audit_log.write_text('{"tool": "shell"}\n')
+    (paths.sessions_dir(bash_user.workspace) / "s1").mkdir(parents=True)
+    (paths.sessions_dir(bash_user.workspace) / "s1" / "transcript.jsonl").write_text("{}\n")
+    (paths.skills / "greet").mkdir(parents=True)
+    (paths.skills / "greet" / "SKILL.md").write_text("say hi\n")
+    before = _digest(paths.home)
+    sandbox = Sandbox.create(
+        [bash_user.workspace],
+        tmp_path / "session-tmp",
+        STATUS,
+        hidden=[paths.home],
+        exposed=[paths.skills],
+    )
+    assert sandbox is not None
+    sandbox = sandbox.exposing(snap.path)
+
+    def go(command: str):
+        return run(command, bash_user.workspace, snap, 10, bash_user.env, sandbox=sandbox)
+
+    sourced = go("hi && cat .hearth/skills/greet/SKILL.md && ls -A .hearth")
+    assert sourced.exit_code == 0, sourced.stderr
+    assert sourced.stdout == "hi from rc\nsay hi\nprojects\nskills\n"
+    for command in (
+        "cat .hearth/config.toml",
+        "cat .hearth/audit.jsonl",
+        "ls .hearth/trash",
+        "cat .hearth/projects/*/sessions/s1/transcript.jsonl",
+        "echo '[quest]' > .hearth/config.toml",
+        "echo forged >> .hearth/audit.jsonl",
+        "echo x > .hearth/skills/greet/SKILL.md",
+        f"echo x > '{snap.path}'",
+        "mkdir .hearth/trash",
+        "rm -rf .hearth",
+    ):
+        result = go(command)
+        assert result.exit_code != 0, (command, result.stdout)
+    assert _digest(paths.home) == before
+    assert go("echo still > fine.txt").exit_code == 0
+    assert (bash_user.workspace / "fine.txt").read_text() == "still\n"
+
+
+@pytest.fixture
+def fake_home(var_tmp_dir: Path) -> Path:
+    """A user's home outside /tmp (which the private /tmp would cover anyway), with secrets."""
+    home = var_tmp_dir / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_rsa").write_text("FAKE PRIVATE KEY\n")
+    (home / ".netrc").write_text("machine example.org password hunter2\n")
+    (home / ".docker").mkdir()
+    (home / ".docker" / "config.json").write_text('{"auths": "token"}\n')
+    (home / "secrets").mkdir()
+    (home / "secrets" / "note").write_text("classified\n")
+    (home / "notes.txt").write_text("plain\n")
+    return home
+
+
+@needs_bwrap
+@pytest.mark.parametrize("home_is_workspace", [False, True])
+def test_credential_stores_and_hide_entries_are_hidden(
+    bash_user: UserShell, fake_home: Path, tmp_path: Path, home_is_workspace: bool
+) -> None:
+    env = {**bash_user.env, "HOME": str(fake_home)}
+    workspace = fake_home if home_is_workspace else bash_user.workspace
+    snap = capture(bash_user.paths, workspace, env)
+    hidden = expand_hidden([*CREDENTIAL_STORES, "~/secrets"], str(fake_home))
+    sandbox = Sandbox.create([workspace], tmp_path / "session-tmp", STATUS, hidden=hidden)
+
+    def go(command: str):
+        return run(command, workspace, snap, 10, env, sandbox=sandbox)
+
+    for secret in ("$HOME/.ssh/id_rsa", "~/.netrc", "~/.docker/config.json", "~/secrets/note"):
+        result = go(f"cat {secret}")
+        assert result.exit_code != 0, (secret, result.stdout)
+        assert result.stdout == ""
+    assert go("ls -A ~/.ssh").stdout == ""
+    for write in ("echo k > ~/.ssh/authorized_keys", "echo x >> ~/.netrc", "rm ~/.netrc"):
+        assert go(write).exit_code != 0, write
+    assert (fake_home / ".netrc").read_text() == "machine example.org password hunter2\n"
+    assert not (fake_home / ".ssh" / "authorized_keys").exists()
+    assert go("cat ~/notes.txt").stdout == "plain\n"  # the rest of home stays readable
+
+
+def test_hide_entries_expand_against_the_given_home(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    (home / ".ssh").mkdir(parents=True)
+    link = tmp_path / "link"
+    link.symlink_to(home)
+    assert expand_hidden(["~/.ssh", "/etc/x", "~"], str(link)) == (
+        home / ".ssh",
+        Path("/etc/x"),
+        home,
+    )
+    assert expand_hidden(["~/.ssh", "/etc/x"], None) == (Path("/etc/x"),)
+    with pytest.raises(ConfigError, match="not an absolute path"):
+        expand_hidden(["relative/dir"], str(home))
+
+
+@needs_bwrap
+def test_project_config_folder_is_read_only(confined) -> None:
+    go, user, _, _ = confined
+    config = user.workspace / ".hearth"
+    config.mkdir()
+    (config / "settings.toml").write_text("mode = 'ask'\n")
+    for command in (
+        "echo \"mode = 'quest'\" > .hearth/settings.toml",
+        "touch .hearth/new",
+        "rm -rf .hearth",
+        "mv .hearth gone",
+    ):
+        assert go(command).exit_code != 0, command
+    assert sorted(p.name for p in config.iterdir()) == ["settings.toml"]
+    assert (config / "settings.toml").read_text() == "mode = 'ask'\n"
+    assert go("cat .hearth/settings.toml && touch ok").exit_code == 0
+
+
+@pytest.fixture
+def loopback_server():
+    """A TCP server on the host's loopback that accepts connections (never answers)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    yield server.getsockname()[1]
+    server.close()
+
+
+@needs_bwrap
+@pytest.mark.parametrize("network", [True, False])
+def test_network_false_cuts_the_network(
+    bash_user: UserShell, tmp_path: Path, loopback_server: int, network: bool
+) -> None:
+    snap = capture(bash_user.paths, bash_user.workspace, bash_user.env)
+    sandbox = Sandbox.create(
+        [bash_user.workspace], tmp_path / "session-tmp", STATUS, network=network
+    )
+    connect = f"exec 3<>/dev/tcp/127.0.0.1/{loopback_server} && echo connected"
+    result = run(connect, bash_user.workspace, snap, 10, bash_user.env, sandbox=sandbox)
+    assert (result.stdout == "connected\n") is network, result.stderr
+    devices = run(
+        "cat /proc/net/dev", bash_user.workspace, snap, 10, bash_user.env, sandbox=sandbox
+    )
+    names = {line.split(":")[0].strip() for line in devices.stdout.splitlines() if ":" in line}
+    assert (names == {"lo"}) is not network, names

@@ -17,11 +17,12 @@ from workhearth.cli.output import print_json
 def doctor(json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Check the install: home folder, config, sessions, encryption, shell, sandbox."""
     from workhearth.agent.approval import Policy
+    from workhearth.agent.tools.shell import quest_hidden
 
     wh = hearth()
     cfg = wh.config
     # Why: [quest] is read when a run starts; a mistake in it is reported here too.
-    Policy.from_config(cfg.raw, str(cfg.paths.config_file))
+    policy = Policy.from_config(cfg.raw, str(cfg.paths.config_file))
     home = cfg.home
     sessions = wh.sessions.list(limit=0)
     enc = cfg.encryption
@@ -47,6 +48,7 @@ def doctor(json: Annotated[bool, typer.Option("--json")] = False) -> None:
         "model": cfg.models.default or next(iter(cfg.models.entries), None),
         "shell": os.environ.get("SHELL"),
         "sandbox": shutil.which("bwrap"),
+        "quest_hides": [str(p) for p in quest_hidden(cfg.paths, policy, os.environ)],
     }
     if json:
         print_json(report)
@@ -63,3 +65,4 @@ def doctor(json: Annotated[bool, typer.Option("--json")] = False) -> None:
         f"model       {report['model'] or 'none configured (memory and sessions work without one)'}"
     )
     print(f"sandbox     {report['sandbox'] or 'bubblewrap not installed'}")
+    print(f"quest hides {', '.join(report['quest_hides'])} (where present)")
