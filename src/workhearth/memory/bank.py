@@ -20,6 +20,7 @@ LEVEL_RANK = {"critical": 0, "normal": 1, "low": 2}
 CONTENT_MAX = 8_000
 TAGS_MAX, TAG_MAX = 32, 64
 SNIPPETS_MAX, SNIPPET_MAX = 16, 4_000
+ORIGIN_MAX = 64
 LIST_LIMIT_MAX = 100
 
 
@@ -66,7 +67,7 @@ def _check_secret(text: str, what: str, allow_redact: bool) -> str:
         return redact(text)
     raise UsageError(
         f"refused: the {what} looks like it holds a secret ({', '.join(kinds)}); "
-        "remove it, or ask for redaction"
+        "remove it, or ask for redaction (--redact) to store it masked"
     )
 
 
@@ -107,6 +108,19 @@ def validate(
                 f"a provenance snippet is {len(snippet)} characters; the limit is {SNIPPET_MAX}"
             )
         item["snippet"] = _check_secret(snippet, "snippet", allow_redact)
+        for key, what in (
+            ("session_id", "session id"),
+            ("message_id", "message id"),
+            ("origin", "origin"),
+        ):
+            if item.get(key) is None:
+                continue
+            value = str(item[key])
+            require_utf8(value, what)
+            if key == "origin" and len(value) > ORIGIN_MAX:
+                raise UsageError(f"a provenance origin has at most {ORIGIN_MAX} characters")
+            # Why: provenance is stored and shown like content, so a key pasted there leaks too.
+            item[key] = _check_secret(value, what, allow_redact)
         provenance.append(
             {k: item.get(k) for k in ("snippet", "session_id", "message_id", "origin")}
         )

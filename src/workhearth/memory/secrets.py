@@ -34,9 +34,9 @@ _RULES: list[tuple[str, str]] = [
     (
         "private key",
         r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
-        r"(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|$)",
+        r"(?:-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
     ),
-    ("private key", r"PuTTY-User-Key-File-\d+:[\s\S]*?(?:Private-MAC: *[0-9a-f]+|$)"),
+    ("private key", r"PuTTY-User-Key-File-\d+:[\s\S]*?(?:Private-MAC: *[0-9a-f]+|\Z)"),
     ("age secret key", r"\bAGE-SECRET-KEY-1[0-9A-Z]{50,}"),
     ("Anthropic API key", r"\bsk-ant-[a-z]*\d*-?[A-Za-z0-9_\-]{20,}"),
     ("OpenAI API key", r"\bsk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_\-]{20,}"),
