@@ -209,6 +209,48 @@ def test_write_racing_a_link_swap_never_lands_outside(
     assert (tree.root / "sub.real" / "out.txt").read_text() == "written"
 
 
+def test_a_swap_seen_half_way_by_the_walk_is_refused_as_a_link(
+    fs: SafeFS, tree: Tree, sub: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The open sees a link, readlink a folder, stat a link again: the walk looks again.
+
+    This is the interleaving that made the flipping-thread test flaky under load
+    ("sub is not a folder"); here it is forced, once, through the seams.
+    """
+    real = tree.root / "sub.real"
+    real_openat, real_readlink = fdw.openat, fdw.readlink
+    flips: list[str] = []
+
+    def to_link() -> None:
+        sub.rename(real)
+        sub.symlink_to(tree.outside)
+
+    def to_folder() -> None:
+        sub.unlink()
+        real.rename(sub)
+
+    def racing_openat(dir_fd: int, name: str, flags: int, mode: int = 0o777) -> int:
+        if name == "sub" and not flips:
+            to_link()
+            flips.append("link")
+        return real_openat(dir_fd, name, flags, mode)
+
+    def racing_readlink(dir_fd: int, name: str) -> str | None:
+        if name == "sub" and flips == ["link"]:
+            to_folder()
+            result = real_readlink(dir_fd, name)
+            to_link()
+            flips.append("folder, then link")
+            return result
+        return real_readlink(dir_fd, name)
+
+    monkeypatch.setattr(fdw, "openat", racing_openat)
+    monkeypatch.setattr(fdw, "readlink", racing_readlink)
+    with pytest.raises(PathDenied, match="link"):
+        fs.read_text("sub/secret.txt")
+    assert flips == ["link", "folder, then link"]
+
+
 def test_a_thread_flipping_folder_and_link_never_leaks(fs: SafeFS, tree: Tree, sub: Path) -> None:
     stop = threading.Event()
     real = tree.root / "sub.real"

@@ -263,9 +263,11 @@ def _step(fd: int, name: str, make: bool, shown: str, where: str) -> int | str:
             st = os.stat(name, dir_fd=fd, follow_symlinks=False)
         except FileNotFoundError:
             continue
-        if not stat.S_ISDIR(st.st_mode):
+        if not (stat.S_ISDIR(st.st_mode) or stat.S_ISLNK(st.st_mode)):
             raise UsageError(f"{shown}: {where} is not a folder")
-        # Why: it was a link a moment ago and is a folder again; open it anew.
+        # Why: the open saw a link, readlink a folder, and stat a folder or a link
+        # again: a swap is in progress. Look again from the open, so the answer is
+        # the folder's or the link rule's (or "keeps changing"), never "not a folder".
     raise PathDenied(f"{shown}: {where} keeps changing; try again")
 
 
