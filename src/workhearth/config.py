@@ -149,6 +149,11 @@ def _read_toml(path: Path) -> dict[str, object]:
         return {}
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML ({exc})") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}: not valid UTF-8 text (bad byte at offset {exc.start}); "
+            "config.toml must be a TOML text file"
+        ) from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
 
@@ -299,12 +304,18 @@ def _retention_config(section: Mapping[str, object], path: Path) -> RetentionCon
     return RetentionConfig(**days)
 
 
-def load_config(env: Mapping[str, str] | None = None, home: Path | None = None) -> Config:
-    """Read ``config.toml`` under the home and the environment variables we honour."""
+def load_config(
+    env: Mapping[str, str] | None = None, home: Path | None = None, *, read_file: bool = True
+) -> Config:
+    """Read ``config.toml`` under the home and the environment variables we honour.
+
+    ``read_file=False`` ignores ``config.toml``: ``hearth doctor`` uses it to go on
+    checking everything else when the file is broken.
+    """
     env = os.environ if env is None else env
     home = Path(home).absolute() if home is not None else default_home(env)
     cfg_path = home / "config.toml"
-    raw = _read_toml(cfg_path)
+    raw = _read_toml(cfg_path) if read_file else {}
 
     sessions = _section(raw, "sessions", cfg_path)
     fsync = env.get("HEARTH_FSYNC") or sessions.get("fsync", "turn")

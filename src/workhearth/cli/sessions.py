@@ -10,6 +10,7 @@ import typer
 
 from workhearth.cli.context import hearth
 from workhearth.cli.output import print_json, table, when
+from workhearth.cli.run import brief, one_line
 from workhearth.errors import UsageError
 
 app = typer.Typer(help="Find, read, check, move and delete sessions.", no_args_is_help=True)
@@ -24,12 +25,19 @@ def _text_of(message: dict) -> str:
         if kind == "text":
             parts.append(block.get("text", ""))
         elif kind == "tool_use":
-            parts.append(f"[tool call {block.get('name')}]")
+            subject = brief(block.get("input") or {})
+            parts.append(f"[tool call {block.get('name')}{' ' + subject if subject else ''}]")
         elif kind == "tool_result":
-            parts.append("[tool result]")
+            parts.append("[tool error]" if block.get("is_error") else "[tool result]")
         elif kind == "thinking":
-            parts.append("[thinking]")
+            parts.append(f"[thinking] {one_line(block.get('thinking', ''), 200)}")
     return " ".join(p for p in parts if p)
+
+
+def warn(warnings: list[str]) -> None:
+    """Damage found while reading: one stderr line each, the answer still goes to stdout."""
+    for line in warnings:
+        print(f"hearth: warning: {line}", file=sys.stderr)
 
 
 @app.command("list")
@@ -61,6 +69,7 @@ def show(
 ) -> None:
     """The last messages of a session."""
     data = hearth().sessions.read_transcript(session_id, count)
+    warn(data.get("warnings", []))
     if json:
         print_json(data)
         return
@@ -73,6 +82,7 @@ def show(
 def latest(session_id: Annotated[str, typer.Argument(metavar="ID")], json: JsonOpt = False) -> None:
     """The newest message of a session."""
     data = hearth().sessions.latest_message(session_id)
+    warn(data.get("warnings", []))
     if json:
         print_json(data)
         return
@@ -95,6 +105,11 @@ def verify(session_id: Annotated[str, typer.Argument(metavar="ID")], json: JsonO
             f"session {report['session_id']}: {report['events']} events, "
             f"{report['messages']} messages, {state}"
         )
+        if report["header_rebuilt"]:
+            print(
+                "the header (meta line) was damaged and rebuilt from the folder name, "
+                "the other lines and the snapshot"
+            )
         if not report["private"]:
             print("warning: some session files are readable by other users", file=sys.stderr)
     if not report["ok"]:

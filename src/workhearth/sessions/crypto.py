@@ -294,6 +294,22 @@ def _master_key(cfg: EncryptionConfig, source: str, session_id: str, *, create: 
     return _read_keyring(cfg.keyring_service, create=create)
 
 
+def _session_key(cfg: EncryptionConfig, session_id: str, meta: Mapping[str, Any]) -> bytes:
+    """The session key from the configured secret and a meta ``encryption`` record."""
+    source = meta.get("source")
+    if source not in _SOURCES:
+        raise CorruptDataError(f"session {session_id}: unknown key source {source!r}")
+    if source == "passphrase":
+        salt, n, r, p = _scrypt_params(session_id, meta.get("kdf"))
+        if not cfg.passphrase:
+            raise EncryptionKeyError(
+                f"session {session_id} is encrypted with a passphrase; "
+                "set HEARTH_PASSPHRASE to open it"
+            )
+        return _scrypt(cfg.passphrase, salt, n, r, p)
+    return _hkdf(_master_key(cfg, source, session_id, create=False), session_id)
+
+
 # ---------------------------------------------------------------- cipher
 
 
@@ -359,24 +375,57 @@ class SessionCipher:
         want = _unb64(meta.get("key_check"))
         if want is None or len(want) != 16:
             raise CorruptDataError(f"session {session_id}: meta line has no valid key check")
-
-        if source == "passphrase":
-            salt, n, r, p = _scrypt_params(session_id, meta.get("kdf"))
-            if not cfg.passphrase:
-                raise EncryptionKeyError(
-                    f"session {session_id} is encrypted with a passphrase; "
-                    "set HEARTH_PASSPHRASE to open it"
-                )
-            key = _scrypt(cfg.passphrase, salt, n, r, p)
-        else:
-            key = _hkdf(_master_key(cfg, source, session_id, create=False), session_id)
-
-        cipher = cls(session_id, key)
+        cipher = cls(session_id, _session_key(cfg, session_id, meta))
         if not hmac.compare_digest(cipher._key_check, want):
             raise EncryptionKeyError(
                 f"wrong key for session {session_id} (key source: {source.replace('_', ' ')})"
             )
         return cipher
+
+    @classmethod
+    def recover(
+        cls,
+        cfg: EncryptionConfig,
+        session_id: str,
+        salvaged: object,
+        probes: list[tuple[int, Mapping[str, Any]]],
+    ) -> tuple[SessionCipher, dict]:
+        """Open a session whose meta line is damaged, proving the key on its other lines.
+
+        ``salvaged`` is whatever could still be read of the damaged ``encryption``
+        record (it may be wrong); a key file or keyring key needs none of it, since
+        its session key derives from the master key and the session id alone. A
+        candidate key is accepted only when it decrypts one of ``probes`` (good
+        encrypted lines: AES-GCM authenticates them), so a guess is never trusted.
+        Returns the cipher and a repaired ``encryption`` record for the rebuilt meta.
+        """
+        candidates: list[dict[str, Any]] = []
+        if isinstance(salvaged, Mapping):
+            candidates.append({**salvaged, "alg": ALG})
+        for source in ("key_file", "keyring"):
+            configured = cfg.key_file if source == "key_file" else cfg.keyring_service
+            if configured:
+                candidates.append({"alg": ALG, "source": source, "kdf": {"name": "hkdf-sha256"}})
+        problems: list[str] = []
+        for info in candidates:
+            try:
+                cipher = cls(session_id, _session_key(cfg, session_id, info))
+            except (EncryptionKeyError, CorruptDataError) as exc:
+                problems.append(str(exc))
+                continue
+            if any(cipher.open_event(seq, env) is not None for seq, env in probes):
+                return cipher, {**info, "key_check": _b64(cipher._key_check)}
+        if not cfg.passphrase and not cfg.key_file and not cfg.keyring_service:
+            raise EncryptionKeyError(
+                f"session {session_id} is encrypted and its header (meta line) is damaged; "
+                "configure its key (HEARTH_PASSPHRASE, a key_file or a keyring_service) to open it"
+            )
+        reason = f" ({problems[0]})" if problems else ""
+        raise EncryptionKeyError(
+            f"session {session_id}: its header (meta line) is damaged and the configured key "
+            "does not open its other lines: a wrong key, or the damage hit the passphrase's "
+            f"salt that the header held{reason}"
+        )
 
     # -- transcript lines
 

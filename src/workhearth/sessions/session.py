@@ -18,6 +18,7 @@ from workhearth.errors import CorruptDataError, UsageError
 from workhearth.fsutil import atomic_write, make_private_dir
 from workhearth.models.adapters import to_anthropic, to_openai
 from workhearth.models.messages import Message
+from workhearth.sessions.header import rebuild_meta
 from workhearth.sessions.log import LogWriter, ScanResult, read_meta, scan
 from workhearth.sessions.reconstruct import repair
 from workhearth.sessions.snapshot import load_snapshot, read_summary, write_snapshot
@@ -53,8 +54,18 @@ class Session:
     @property
     def meta(self) -> dict[str, Any]:
         if self._meta is None:
-            self._meta = read_meta(self.transcript)
+            try:
+                self._meta = read_meta(self.transcript)
+            except CorruptDataError:
+                # Why: one damaged byte in the header must not hide every good line
+                # after it; rebuild what it held from what can be checked.
+                self._meta, self._cipher = rebuild_meta(self.folder, self.transcript, self.config)
         return self._meta
+
+    @property
+    def header_rebuilt(self) -> bool:
+        """True when the meta line is damaged and was rebuilt (see :mod:`.header`)."""
+        return bool(self.meta.get("rebuilt"))
 
     @property
     def encrypted(self) -> bool:
@@ -66,7 +77,8 @@ class Session:
 
     @property
     def cipher(self) -> SessionCipher | None:
-        if self._cipher is None and self.encrypted:
+        encrypted = self.encrypted  # rebuilding a damaged header may set the cipher
+        if self._cipher is None and encrypted:
             from workhearth.sessions.crypto import SessionCipher
 
             self._cipher = SessionCipher.open(
@@ -131,7 +143,14 @@ class Session:
             result=result,
         ):
             state.apply(event)
-        if not state.meta:
+        if self.header_rebuilt:
+            snap_meta = state.meta
+            if snap_meta.get("sid") == self.id and not snap_meta.get("rebuilt"):
+                # Why: a snapshot written before the damage holds the header itself,
+                # checked by its own checksum: better than what was salvaged.
+                self._meta = {**snap_meta, "rebuilt": True}
+            state.meta = self.meta
+        elif not state.meta:
             raise CorruptDataError(f"session {self.id}: the meta line is unreadable")
         self._state = state
         self._scan = result
@@ -154,8 +173,11 @@ class Session:
                 self._scan.damage.as_dict(),
                 cipher.seal_blob if cipher else None,
             )
-        except PermissionError:
-            pass  # Why: reading someone's read-only session must still work.
+        except OSError:
+            # Why: the snapshot is only a cache; reading must work on a read-only or
+            # full disk (EROFS, ENOSPC, EACCES, EDQUOT), so a cache that cannot be
+            # written is skipped and rebuilt by a later load.
+            pass
 
     def summary(self) -> dict[str, Any]:
         """Title, message count and update time, from the snapshot header when fresh."""
@@ -171,6 +193,22 @@ class Session:
     @property
     def damage(self) -> dict[str, int]:
         return self._scan.damage.as_dict()
+
+    def warnings(self) -> list[str]:
+        """What a reader should be told about damage found by the last load."""
+        out: list[str] = []
+        if self.header_rebuilt:
+            out.append(
+                f"session {self.id}: the transcript header (meta line) is damaged; "
+                "rebuilt from the folder name, the other lines and the snapshot"
+            )
+        skipped = self._scan.damage.total
+        if skipped:
+            out.append(
+                f"session {self.id}: {skipped} damaged line(s) skipped "
+                f"(details: hearth sessions verify {self.id})"
+            )
+        return out
 
     def messages(self) -> list[Message]:
         return list(self.load().messages)

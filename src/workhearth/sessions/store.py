@@ -184,6 +184,10 @@ class SessionStore:
             out.append(self.info(Session(folder, self.config), mtime))
         return out
 
+    def count(self) -> int:
+        """How many sessions there are, without reading any of them."""
+        return len(self._all_folders())
+
     def info(self, session: Session, mtime: float | None = None) -> SessionInfo:
         mtime = mtime if mtime is not None else session.transcript.stat().st_mtime
         try:
@@ -219,21 +223,23 @@ class SessionStore:
         session = self.open(session_id)
         messages = session.load().messages
         tail = messages[-count:]
-        return {
+        out = {
             "session_id": session.id,
             "total": len(messages),
             "returned": len(tail),
             "messages": [_message_view(m) for m in tail],
         }
+        return _with_warnings(out, session)
 
     def latest_message(self, session_id: str) -> dict[str, Any]:
         session = self.open(session_id)
         messages = session.load().messages
-        return {
+        out = {
             "session_id": session.id,
             "total": len(messages),
             "message": _message_view(messages[-1]) if messages else None,
         }
+        return _with_warnings(out, session)
 
     def verify(self, session_id: str) -> dict[str, Any]:
         """Read the whole log (no snapshot) and report its damage."""
@@ -242,7 +248,8 @@ class SessionStore:
         damage = session.damage
         return {
             "session_id": session.id,
-            "ok": sum(damage.values()) == 0,
+            "ok": sum(damage.values()) == 0 and not session.header_rebuilt,
+            "header_rebuilt": session.header_rebuilt,
             "events": state.events,
             "messages": len(state.messages),
             "last_seq": state.last_seq,
@@ -258,6 +265,14 @@ class SessionStore:
             session.folder, reason="sessions delete", session=session.id
         )
         return {"session_id": session.id, "trash_id": item.id}
+
+
+def _with_warnings(data: dict[str, Any], session: Session) -> dict[str, Any]:
+    """Add ``warnings`` only when there is damage, so healthy answers keep their shape."""
+    warnings = session.warnings()
+    if warnings:
+        data["warnings"] = warnings
+    return data
 
 
 def _private(folder: Path) -> bool:
