@@ -118,6 +118,9 @@ def resume(
     session = wh.sessions.last() if last else wh.sessions.open(session_id or "")
     if print_messages:
         resumed = session.resume(format)  # type: ignore[arg-type]
+        from workhearth.cli.sessions import warn
+
+        warn(session.warnings())
         print_json({"system": resumed.system, "messages": resumed.messages})
         return
     from workhearth.agent.runner import resume as resume_run
