@@ -419,16 +419,20 @@ def test_session_tools(reg: ToolRegistry, ctx: ToolContext) -> None:
 
 
 def test_quest_shell_is_confined_by_the_sandbox(
-    make_ctx, reg: ToolRegistry, tree: Tree, tmp_path: Path
+    make_ctx, reg: ToolRegistry, tree: Tree, tmp_path: Path, config: Config
 ) -> None:
+    from workhearth.agent.approval import Policy
     from workhearth.agent.tools import quest_sandbox
     from workhearth.shell.sandbox import sandbox_status
 
-    assert quest_sandbox(make_ctx().fs, tmp_path / "t", "/nonexistent") is None
+    nowhere = {"PATH": "/nonexistent"}
+    assert quest_sandbox(make_ctx().fs, tmp_path / "t", nowhere, Policy(), config.paths) is None
     if not sandbox_status("/usr/bin:/bin").available:
         pytest.skip("bubblewrap cannot create a sandbox here")
     quest = make_ctx("quest")
-    quest.sandbox = quest_sandbox(quest.fs, tmp_path / "sandbox-tmp", "/usr/bin:/bin")
+    quest.sandbox = quest_sandbox(
+        quest.fs, tmp_path / "sandbox-tmp", quest.env, Policy(), config.paths
+    )
     assert quest.sandbox is not None
     inside = call(reg, quest, "shell", command="echo in > made-inside.txt && echo ok")
     assert inside.content.endswith("ok") and (tree.root / "made-inside.txt").exists()

@@ -226,7 +226,9 @@ def test_credential_stores_and_hide_entries_are_hidden(
     def go(command: str):
         return run(command, workspace, snap, 10, env, sandbox=sandbox)
 
-    for secret in ("$HOME/.ssh/id_rsa", "~/.netrc", "~/.docker/config.json", "~/secrets/note"):
+    (workspace / "key-link").symlink_to(fake_home / ".ssh" / "id_rsa")
+    secrets = ("$HOME/.ssh/id_rsa", "~/.netrc", "~/.docker/config.json", "~/secrets/note")
+    for secret in (*secrets, "key-link"):
         result = go(f"cat {secret}")
         assert result.exit_code != 0, (secret, result.stdout)
         assert result.stdout == ""

@@ -3,7 +3,8 @@
 The command runs as ``<shell> -c 'source SNAPSHOT; cd CWD; CMD'`` with a
 timeout (see :mod:`workhearth.shell.runner`); ``cwd`` must be a folder inside the
 authorized folders. In quest mode it runs under the sandbox when the session
-has one. Unencrypted sessions keep an output over 1 MB whole in the session's
+has one (:func:`quest_sandbox`: hearth's home and the user's credential stores
+hidden, the session's snapshot bound back read-only). Unencrypted sessions keep an output over 1 MB whole in the session's
 ``tool-outputs``; an encrypted session keeps no plaintext there, so such an
 output is cut in the middle instead.
 """
