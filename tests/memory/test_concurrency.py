@@ -155,3 +155,117 @@ def test_sigkill_in_a_loop_of_saves_leaves_whole_files_and_no_orphans(tmp_path: 
     assert listed == set(in_markdown)
     for line in (folder / ".memory_evicted.log").read_text().splitlines():
         assert json.loads(line)["reason"] == "deleted"
+
+
+# ------------------------------------------------- hand-written lines beside savers
+WORKER = textwrap.dedent(
+    """
+    import sys
+    from workhearth import Workhearth
+
+    home, ws, tag, count, mode = sys.argv[1:6]
+    wh = Workhearth(home=home, workspace=ws)
+    wh.memory.folder("project")
+    print("ready", flush=True)
+    sys.stdin.readline()  # every process starts together
+    for i in range(int(count)):
+        entry = wh.memory.save(f"{tag} fact number {i}", tags=[tag])
+        if mode == "churn":
+            # Why: an edit and a delete rewrite the file; a hand line must survive both.
+            wh.memory.edit(entry.id, f"{tag} edited fact {i}")
+            wh.memory.delete(entry.id)
+        else:
+            print(entry.id, flush=True)
+    print("done", flush=True)
+    """
+)
+
+HAND = textwrap.dedent(
+    """
+    import os, sys, time
+    path, stop = sys.argv[1], sys.argv[2]
+    print("ready", flush=True)
+    sys.stdin.readline()
+    i = 0
+    # Why: what an editor plugin or `echo >>` does: an ordinary open('a') per line.
+    while not os.path.exists(stop) and i < 5000:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(f"hand-written line {i}\\n")
+        i += 1
+        time.sleep(0.0002)
+    print(i, flush=True)
+    """
+)
+
+
+def _race(tmp_path: Path, savers: int, count: int, mode: str) -> tuple[Path, int, list[str]]:
+    """Savers (or churners) against one hand appender; returns (folder, hand lines, acked ids)."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    folder = Workhearth(home=home, workspace=ws).memory.folder("project")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "MEMORY.md").write_text("# Memory\n\n")
+    stop = tmp_path / "stop"
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER, str(home), str(ws), f"w{n}", str(count), mode],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(savers)
+    ]
+    hand = subprocess.Popen(
+        [sys.executable, "-c", HAND, str(folder / "MEMORY.md"), str(stop)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    for p in [*workers, hand]:
+        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+    for p in [*workers, hand]:
+        assert p.stdin is not None
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    acked: list[str] = []
+    for p in workers:
+        out, _ = p.communicate(timeout=120)
+        assert p.returncode == 0 and out.splitlines()[-1] == "done"
+        acked += out.splitlines()[:-1]
+    stop.write_text("")
+    out, _ = hand.communicate(timeout=60)
+    return folder, int(out.strip()), acked
+
+
+def _hand_lines(folder: Path) -> list[str]:
+    lines = (folder / "MEMORY.md").read_text(encoding="utf-8").splitlines()
+    return [x for x in lines if x.startswith("hand-written line ")]
+
+
+def test_savers_never_lose_a_line_appended_by_hand_meanwhile(tmp_path: Path) -> None:
+    folder, written, acked = _race(tmp_path, savers=4, count=15, mode="save")
+    assert written > 0
+    hand = _hand_lines(folder)
+    assert sorted(hand) == sorted(f"hand-written line {i}" for i in range(written)), (
+        f"{written - len(set(hand))} of {written} hand-written lines lost"
+    )
+    assert len(acked) == 60
+    lines = (folder / "MEMORY.md").read_text().splitlines()
+    ids = [m["id"] for line in lines if (m := ENTRY_LINE.match(line))]
+    assert sorted(ids) == sorted(acked)
+    assert meta_ids(folder) == set(acked)
+    wh = Workhearth(home=tmp_path / "home", workspace=tmp_path / "ws")
+    entries, _ = wh.memory.list(limit=100)
+    assert {e.id for e in entries} == set(acked)
+
+
+def test_edits_and_deletes_carry_over_lines_appended_by_hand_meanwhile(tmp_path: Path) -> None:
+    folder, written, _ = _race(tmp_path, savers=2, count=15, mode="churn")
+    assert written > 0
+    hand = _hand_lines(folder)
+    assert sorted(hand) == sorted(f"hand-written line {i}" for i in range(written)), (
+        f"{written - len(set(hand))} of {written} hand-written lines lost"
+    )
+    # every entry was deleted again: only the title and the hand-written lines are left
+    rest = [x for x in (folder / "MEMORY.md").read_text().splitlines() if x.strip()]
+    assert rest == ["# Memory", *hand]
+    assert meta_ids(folder) == set()

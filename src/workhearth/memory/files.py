@@ -7,6 +7,7 @@ anything hidden (a name starting with ``.``, at any depth) is not.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
@@ -21,6 +22,8 @@ META_FILE = "memory_meta.json"
 HASH_STATE_FILE = "hash-state.json"
 EVICTED_LOG = ".memory_evicted.log"
 REFLECTION_BACKUPS = ".reflection-bak"
+# What an atomic write names its temporary file: ``.MEMORY.md.k2x9_q1z.tmp``.
+_TEMP_FILE = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]+\.tmp$")
 
 
 def markdown_files(folder: Path) -> Iterator[tuple[str, os.stat_result]]:
@@ -50,3 +53,26 @@ def markdown_files(folder: Path) -> Iterator[tuple[str, os.stat_result]]:
 def daily_file(day: str) -> str:
     """The relative path of the daily log for ``YYYY-MM-DD``."""
     return f"{DAILY_DIR}/{day}.md"
+
+
+def leftover_temps(folder: Path) -> Iterator[Path]:
+    """Temporary files of hearth's atomic writes in a layer: Markdown, meta, hash-state.
+
+    Each is either being written right now or was left by a writer killed mid-way.
+    """
+    if not folder.is_dir():
+        return
+    stack = [folder]
+    while stack:
+        current = stack.pop()
+        try:
+            entries = list(os.scandir(current))
+        except OSError:
+            continue
+        for entry in entries:
+            m = _TEMP_FILE.match(entry.name)
+            if m and (m["name"].endswith(".md") or m["name"] in (META_FILE, HASH_STATE_FILE)):
+                if entry.is_file(follow_symlinks=False):
+                    yield Path(entry.path)
+            elif not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
+                stack.append(Path(entry.path))

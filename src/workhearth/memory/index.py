@@ -14,6 +14,10 @@ Indexing is incremental: only files whose mtime or size changed are read and
 hashed (``hash-state.json`` remembers the rest), and only files whose hash
 changed are chunked again. When ``hash-state.json`` names the generation of the
 index it describes, an update that finds nothing changed reads one SQLite row.
+
+Reading never needs to write: when the folder cannot be written (read-only
+media, a full disk), the index is copied into memory and updated there; the file
+catches up at the first update that can write again.
 """
 
 from __future__ import annotations
@@ -32,11 +36,17 @@ from pathlib import Path
 
 import orjson
 
-from workhearth.errors import CorruptDataError
+from workhearth.errors import CorruptDataError, HearthError
 from workhearth.fsutil import atomic_write, make_private_dir
 from workhearth.memory.chunking import CHUNK_CHARS, chunk_lines
 from workhearth.memory.files import HASH_STATE_FILE, INDEX_FILE, markdown_files
-from workhearth.memory.schema import FTS_TABLES, connect, is_damage
+from workhearth.memory.schema import (
+    FTS_TABLES,
+    cannot_write,
+    connect,
+    connect_copy,
+    is_damage,
+)
 from workhearth.memory.text import CJK_RUN, cjk_grams
 from workhearth.models.tokens import count_tokens
 
@@ -71,6 +81,8 @@ BATCH_CHUNKS = 5_000
 # about 10 % more build time) and the pages freed on the way are given back.
 BIG_BUILD_CHUNKS = 5_000
 DAMAGED_SUFFIX = ".corrupt"  # the one damaged index kept aside, for a bug report
+# Why: an index served from memory tries its file again this often (a disk was freed).
+RETRY_WRITE_SECONDS = 30.0
 
 
 def _hash(data: bytes) -> str:
@@ -142,6 +154,9 @@ class MemoryIndex:
         self.folder = folder
         self._db: sqlite3.Connection | None = None
         self._inode: int | None = None
+        # Why the file could not be written, while an in-memory copy stands in for it.
+        self.unwritable: str | None = None
+        self._retry_at = 0.0
 
     @property
     def path(self) -> Path:
@@ -150,16 +165,34 @@ class MemoryIndex:
     @property
     def db(self) -> sqlite3.Connection:
         if self._db is None:
-            make_private_dir(self.folder)
             before = _inode(self.path)
-            try:
-                self._db = connect(self.folder)
-            except CorruptDataError:
-                # Why: the index is a cache of the Markdown: set it aside, build anew.
-                self._set_aside(before)
-                self._db = connect(self.folder)
-            self._inode = _inode(self.path)
+            if self.unwritable is not None and time.monotonic() < self._retry_at:
+                self._db = connect_copy(self.folder)
+            else:
+                try:
+                    self._db = self._connect_file(before)
+                    self.unwritable = None
+                except (HearthError, sqlite3.Error, OSError) as exc:
+                    if not cannot_write(exc):
+                        raise
+                    self._go_memory(exc)
+                    self._db = connect_copy(self.folder)
+            self._inode = before if self.unwritable is not None else _inode(self.path)
         return self._db
+
+    def _connect_file(self, before: int | None) -> sqlite3.Connection:
+        make_private_dir(self.folder)
+        try:
+            return connect(self.folder)
+        except CorruptDataError:
+            # Why: the index is a cache of the Markdown: set it aside, build anew.
+            self._set_aside(before)
+            return connect(self.folder)
+
+    def _go_memory(self, exc: BaseException) -> None:
+        self.close()
+        self.unwritable = str(exc) or type(exc).__name__
+        self._retry_at = time.monotonic() + RETRY_WRITE_SECONDS
 
     def close(self) -> None:
         if self._db is not None:
@@ -208,9 +241,24 @@ class MemoryIndex:
     def update(self, only: Iterable[str] | None = None) -> IndexReport:
         """Bring the index up to date with the Markdown files (``only``: just these paths)."""
         wanted = set(only) if only is not None else None
-        if self._db is not None and _inode(self.path) != self._inode:
-            # Why: deleted, or set aside by another process: our handle is on an orphan.
+        if self._db is not None and (
+            _inode(self.path) != self._inode
+            or (self.unwritable is not None and time.monotonic() >= self._retry_at)
+        ):
+            # Why: deleted, or set aside by another process: our handle is on an orphan
+            # (or, for a copy in memory, it is time to try writing the file again).
             self.close()
+        try:
+            return self._update_file(wanted)
+        except (HearthError, sqlite3.Error, OSError) as exc:
+            if self.unwritable is not None or not cannot_write(exc):
+                raise
+            # Why: a full or read-only disk must not stop a search or a save: the
+            # Markdown is the truth, the file catches up at the next update that can write.
+            self._go_memory(exc)
+        return self._update(wanted)
+
+    def _update_file(self, wanted: set[str] | None) -> IndexReport:
         try:
             return self._update(wanted)
         except sqlite3.DatabaseError as exc:
@@ -249,7 +297,7 @@ class MemoryIndex:
                 # Why: one step frees one page; sqlite3_exec (executescript) runs it to the end.
                 db.executescript("PRAGMA incremental_vacuum;")
         claim = generation if plan.complete else None
-        if claim != old_gen or plan.files != old_files:
+        if self.unwritable is None and (claim != old_gen or plan.files != old_files):
             self._save_state(claim, plan.files)
         return IndexReport(plan.seen, len(plan.changed), plan.chunks, len(plan.removed))
 

@@ -1,17 +1,19 @@
 """One memory layer folder: its Markdown, meta, index and the lock that orders writers.
 
-Writes follow DESIGN §4: under the layer lock, the meta is saved first, then the
-Markdown file is replaced atomically, but only if its hash did not change since
-it was read (an editor may have saved it meanwhile; then we read it again).
-Orphaned meta (an id no Markdown holds any more) is dropped at index time.
+Writes follow DESIGN §4: under the layer lock, the meta is saved first, then a
+new entry is appended to the Markdown with ``O_APPEND``; an edit or delete
+replaces the file atomically after checking, at the last moment, that it is
+still the file that was read, and carries over lines appended to it meanwhile
+(:mod:`workhearth.memory.writes`). Orphaned meta (an id no Markdown holds any
+more) and temporary files a killed writer left are cleaned at index time.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import os
+import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,19 +21,25 @@ from typing import Any
 
 import orjson
 
-from workhearth.errors import CorruptDataError, NotFoundError
-from workhearth.fsutil import atomic_write, make_private_dir
+from workhearth.errors import CorruptDataError, HearthError, NotFoundError
+from workhearth.fsutil import make_private_dir
+from workhearth.memory import writes
 from workhearth.memory.entries import find_entries, format_entry, new_entry_id
-from workhearth.memory.files import EVICTED_LOG, META_FILE, Layer
+from workhearth.memory.files import EVICTED_LOG, META_FILE, Layer, leftover_temps
 from workhearth.memory.index import IndexReport, MemoryIndex
 from workhearth.memory.meta import MetaStore
+from workhearth.memory.schema import cannot_write
 
 LOCK_FILE = ".memory.lock"
 _REPLACE_TRIES = 5
+# Why: a temporary file this old is no write in progress (those take milliseconds
+# and hold the layer lock, which cleaning takes too): its writer was killed.
+STALE_TEMP_SECONDS = 10.0
 
 
-def _digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+def _not_saved(exc: OSError, path: Path) -> HearthError:
+    where = exc.filename or path
+    return HearthError(f"memory not saved: {where}: {exc.strerror or exc}", path=str(where))
 
 
 class LayerStore:
@@ -70,8 +78,26 @@ class LayerStore:
     # ----------------------------------------------------------- indexing
     def update_index(self) -> IndexReport:
         report = self.index.update()
-        self._clean_orphans()
+        if self.index.unwritable is not None:
+            return report  # Why: read-only or full: cleaning would only fail
+        try:
+            self._clean_orphans()
+            self._clean_leftovers()
+        except OSError as exc:
+            if not cannot_write(exc):
+                raise
         return report
+
+    def _clean_leftovers(self) -> None:
+        """Remove temporary files a writer killed mid-way left (never one being written)."""
+        cutoff = time.time() - STALE_TEMP_SECONDS
+        if not any(_mtime(p) < cutoff for p in leftover_temps(self.folder)):
+            return
+        with self.locked():
+            for path in leftover_temps(self.folder):
+                if _mtime(path) < cutoff:
+                    with contextlib.suppress(FileNotFoundError):
+                        path.unlink()
 
     def _clean_orphans(self) -> None:
         present = {
@@ -99,67 +125,89 @@ class LayerStore:
                 self.meta.save()
 
     # ------------------------------------------------------------- writing
-    def _replace(self, rel: str, change: Any) -> Any:
-        """Apply ``change(lines) -> (new_lines, result)`` to a file, hash-checked and atomic.
-
-        Lines are split on ``\n`` only and bytes that are not UTF-8 survive as
-        surrogate escapes, so every line hearth does not change is written back
-        byte for byte (CRLF endings, form feeds, Latin-1 text included).
-        """
+    def _target(self, rel: str) -> Path:
         path = self.folder / rel
         if path.is_symlink():
             # Why: a MEMORY.md linked into a dotfiles repo must stay a link; write its target.
             path = path.resolve()
+        return path
+
+    def _replace(self, rel: str, change: Any) -> Any:
+        """Apply ``change(lines) -> (new_lines, result)`` to a file, checked and atomic.
+
+        Lines are split on ``\n`` only and bytes that are not UTF-8 survive as
+        surrogate escapes, so every line hearth does not change is written back
+        byte for byte (CRLF endings, form feeds, Latin-1 text included). Lines
+        another program appends meanwhile are carried over.
+        """
+        path = self._target(rel)
         for _ in range(_REPLACE_TRIES):
+            fd, before = writes.read_current(path)
             try:
-                before = path.read_bytes()
-            except FileNotFoundError:
-                before = b""
-            text = before.decode("utf-8", errors="surrogateescape")
-            lines = text.split("\n")
-            if lines and lines[-1] == "":
-                lines.pop()
-            new_lines, result = change(lines)
-            data = ("\n".join(new_lines) + "\n").encode("utf-8", errors="surrogateescape")
-            try:
-                now = path.read_bytes()
-            except FileNotFoundError:
-                now = b""
-            if _digest(now) != _digest(before):
-                continue  # an editor saved in between: start again from its version
-            make_private_dir(path.parent)
-            atomic_write(path, data, mode=0o600)
-            return result
+                new_lines, result = change(writes.split_lines(before))
+                make_private_dir(path.parent)
+                if writes.replace_if_unchanged(path, fd, before, writes.join_lines(new_lines)):
+                    return result
+            finally:
+                if fd >= 0:
+                    os.close(fd)
+            # an editor saved in between: start again from its version
         raise CorruptDataError(f"{path} keeps changing while hearth writes to it; try again")
 
     def read_lines(self, rel: str) -> list[str]:
         """A file's lines as :meth:`_replace` sees them."""
-        text = (self.folder / rel).read_bytes().decode("utf-8", errors="surrogateescape")
-        lines = text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        return lines
+        return writes.split_lines((self.folder / rel).read_bytes())
 
     def add_entry(self, rel: str, content: str, meta: dict[str, Any]) -> tuple[str, int]:
-        """Append a new entry to ``rel``; returns (id, its first line, 1-based)."""
+        """Append a new entry to ``rel``; returns (id, its first line, 1-based).
+
+        Once this returns, the Markdown and the meta are durable; an index that
+        could not be updated (a full disk) catches up at the next update.
+        """
+        path = self._target(rel)
         with self.locked():
             entry_id = new_entry_id()
             while entry_id in self.meta.entries:
                 entry_id = new_entry_id()
             self.meta.put(entry_id, {**meta, "file": rel})
-            self.meta.save()
+            try:
+                self.meta.save()
+            except OSError as exc:
+                self.meta.drop(entry_id)
+                raise _not_saved(exc, self.meta.path) from exc
+            lead = 0
 
-            def append(lines: list[str]) -> tuple[list[str], int]:
+            def build(before: bytes) -> bytes:
+                nonlocal lead
+                lines = writes.split_lines(before)
+                head: list[str] = []
                 if not lines:
-                    title = "User" if rel.upper() == "USER.MD" else "Memory"
-                    lines = [f"# {title}", ""]
+                    head = ["# User" if rel.upper() == "USER.MD" else "# Memory", ""]
                 elif lines[-1].strip() and not lines[-1].startswith("- "):
-                    lines = [*lines, ""]
-                return [*lines, *format_entry(content, entry_id)], len(lines) + 1
+                    head = [""]
+                sep = b"\n" if before and not before.endswith(b"\n") else b""
+                lead = len(sep) + len(head)
+                return sep + writes.join_lines([*head, *format_entry(content, entry_id)])
 
-            line = self._replace(rel, append)
-        self.index.update(only=[rel])
+            try:
+                make_private_dir(path.parent)
+                line = writes.append(path, build) + lead + 1
+            except OSError as exc:
+                # Why: the entry is not in the Markdown: take its meta back (were this to
+                # fail too, the orphan is dropped at the next index).
+                self.meta.drop(entry_id)
+                with contextlib.suppress(OSError):
+                    self.meta.save()
+                raise _not_saved(exc, path) from exc
+        self._update_index_after_write(rel)
         return entry_id, line
+
+    def _update_index_after_write(self, rel: str) -> None:
+        try:
+            self.index.update(only=[rel])
+        except (OSError, sqlite3.Error, HearthError):
+            # Why: the Markdown (the truth) is written; the next update catches up.
+            pass
 
     def locate(self, entry_id: str) -> tuple[str, int, int, str] | None:
         """(file, start line 0-based, end, content) of an entry, from the Markdown itself."""
@@ -200,7 +248,7 @@ class LayerStore:
             meta.update(updated=time.time(), file=rel)
             self.meta.put(entry_id, meta)
             self.meta.save()
-        self.index.update(only=[rel])
+        self._update_index_after_write(rel)
         return rel, line
 
     def remove_entries(self, entry_ids: list[str], reason: str) -> list[dict[str, Any]]:
@@ -240,7 +288,7 @@ class LayerStore:
             if removed:
                 self.meta.save()
         for rel in {item["file"] for item in removed}:
-            self.index.update(only=[rel])
+            self._update_index_after_write(rel)
         return removed
 
     def _log_evicted(self, items: list[dict[str, Any]], reason: str) -> None:
@@ -261,3 +309,10 @@ class LayerStore:
     def total_tokens(self) -> int:
         row = self.index.db.execute("SELECT coalesce(sum(tokens), 0) FROM chunks").fetchone()
         return int(row[0])
+
+
+def _mtime(path: Path) -> float:
+    try:
+        return path.stat().st_mtime
+    except FileNotFoundError:
+        return float("inf")

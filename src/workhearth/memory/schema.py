@@ -6,9 +6,11 @@ named function applied in order and recorded in ``migrations``.
 
 from __future__ import annotations
 
+import errno
 import secrets
 import sqlite3
 import time
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
@@ -159,12 +161,26 @@ _PRAGMAS = (
     "PRAGMA cache_size=-32768",
 )
 _DAMAGE_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+_UNWRITABLE_CODES = {8, 10, 13, 14}  # SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN
+_UNWRITABLE_ERRNOS = {errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM}
 
 
 def is_damage(exc: sqlite3.Error) -> bool:
     """Whether SQLite says the file itself is damaged (not busy, locked or missing)."""
     code = getattr(exc, "sqlite_errorcode", None)
     return code is not None and code & 0xFF in _DAMAGE_CODES
+
+
+def cannot_write(exc: BaseException | None) -> bool:
+    """Whether an error means the layer folder cannot be written (read-only, full, denied)."""
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        return code is not None and code & 0xFF in _UNWRITABLE_CODES
+    if isinstance(exc, OSError):
+        return exc.errno in _UNWRITABLE_ERRNOS
+    if isinstance(exc, HearthError):
+        return cannot_write(exc.__cause__)
+    return False
 
 
 def connect(folder: Path) -> sqlite3.Connection:
@@ -184,8 +200,34 @@ def connect(folder: Path) -> sqlite3.Connection:
         db.close()
         if is_damage(exc):
             raise CorruptDataError(f"{path}: {exc}", path=str(path)) from None
-        raise HearthError(f"{path}: {exc}", path=str(path)) from None
+        # Why: the cause tells a read-only or full disk (served from a copy) from a bug.
+        raise HearthError(f"{path}: {exc}", path=str(path)) from exc
     except BaseException:
         db.close()
         raise
+    return db
+
+
+def connect_copy(folder: Path) -> sqlite3.Connection:
+    """An in-memory copy of a layer's index, for a folder that cannot be written.
+
+    Why: reading memory never needs to write. The copy starts from the index file
+    when it can be read (even on read-only media, where WAL needs ``immutable``),
+    otherwise empty; updating it re-indexes in memory what changed since.
+    """
+    uri = "file:" + urllib.parse.quote(str((folder / INDEX_FILE).absolute()))
+    for query in ("mode=ro", "immutable=1"):
+        db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        try:
+            source = sqlite3.connect(f"{uri}?{query}", uri=True)
+            try:
+                source.backup(db)
+            finally:
+                source.close()
+            migrate(db)
+            return db
+        except (sqlite3.Error, HearthError):
+            db.close()
+    db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    migrate(db)
     return db
