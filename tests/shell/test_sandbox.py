@@ -161,6 +161,7 @@ def test_hearth_home_inside_the_workspace_is_hidden_except_snapshot_and_skills(
     (paths.sessions_dir(bash_user.workspace) / "s1" / "transcript.jsonl").write_text("{}\n")
     (paths.skills / "greet").mkdir(parents=True)
     (paths.skills / "greet" / "SKILL.md").write_text("say hi\n")
+    (snap.path.parent / "snapshot-bash-other.sh").write_text("export TOKEN=another-session\n")
     before = _digest(paths.home)
     sandbox = Sandbox.create(
         [bash_user.workspace],
@@ -178,6 +179,8 @@ def test_hearth_home_inside_the_workspace_is_hidden_except_snapshot_and_skills(
     sourced = go("hi && cat .hearth/skills/greet/SKILL.md && ls -A .hearth")
     assert sourced.exit_code == 0, sourced.stderr
     assert sourced.stdout == "hi from rc\nsay hi\nprojects\nskills\n"
+    # Only this session's snapshot is there, not the others beside it on the host.
+    assert go(f"ls -A '{snap.path.parent}'").stdout == f"{snap.path.name}\n"
     for command in (
         "cat .hearth/config.toml",
         "cat .hearth/audit.jsonl",
