@@ -178,10 +178,8 @@ class Sandbox:
             real = _real(path)
             if _under(real, _PRIVATE_TMP) and os.path.exists(real):
                 args += ["--ro-bind", real, real]
-        roots = [_real(p) for p in self.writable]
-        roots = [
-            r for r in roots if os.path.isdir(r)
-        ]  # a folder that is gone has nothing to write into
+        # A folder that is gone has nothing to write into.
+        roots = [r for r in map(_real, self.writable) if os.path.isdir(r)]
         for root in roots:
             args += ["--bind", root, root]
         for root in roots:
