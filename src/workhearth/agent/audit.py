@@ -36,6 +36,7 @@ Outcome = Literal["ok", "error"]
 
 STRING_LIMIT = 300
 SUMMARY_LIMIT = 200
+_REDACT_MARGIN = 4_096
 _ITEMS_LIMIT = 50
 _DEPTH_LIMIT = 6
 _SECRET_KEY = re.compile(
@@ -67,16 +68,23 @@ def secret_key(key: str) -> bool:
     return bool(_SECRET_KEY.match(key))
 
 
-def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"…[+{len(text) - limit} chars]"
+def _safe(text: str, limit: int) -> str:
+    """``text`` redacted, then cut to ``limit``.
+
+    Why this order: a key cut in half is still half a key. Only the part that can
+    be shown is scanned (with room for a secret that starts near the cut), so a
+    file's megabytes of content cost no more than its first lines.
+    """
+    shown = redact(text[: limit + _REDACT_MARGIN])
+    if len(shown) <= limit and len(text) <= limit + _REDACT_MARGIN:
+        return shown
+    return shown[:limit] + f"…[+{max(len(text) - limit, 1)} chars]"
 
 
 def redact_arguments(value: Any, _depth: int = 0) -> Any:
     """A copy of ``value`` safe to log: secrets redacted, secret keys dropped, strings cut."""
     if isinstance(value, str):
-        return _cut(redact(value), STRING_LIMIT)
+        return _safe(value, STRING_LIMIT)
     if _depth >= _DEPTH_LIMIT:
         return "[…]"
     if isinstance(value, dict):
@@ -89,13 +97,13 @@ def redact_arguments(value: Any, _depth: int = 0) -> Any:
         return [redact_arguments(v, _depth + 1) for v in value[:_ITEMS_LIMIT]]
     if value is None or isinstance(value, bool | int | float):
         return value
-    return _cut(redact(str(value)), STRING_LIMIT)
+    return _safe(str(value), STRING_LIMIT)
 
 
 def summarize(text: str, limit: int = SUMMARY_LIMIT) -> str:
     """The first non-empty line of ``text``, redacted and cut: what the audit keeps of an output."""
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "")
-    return _cut(redact(line), limit)
+    return _safe(line, limit)
 
 
 class AuditLog:
@@ -129,7 +137,7 @@ class AuditLog:
             arguments=redact_arguments(dict(arguments or {})),
             duration=round(duration, 4),
             outcome=outcome,
-            summary=_cut(redact(summary), SUMMARY_LIMIT),
+            summary=_safe(summary, SUMMARY_LIMIT),
             call_id=call_id,
         )
         line = orjson.dumps(rec.as_dict()) + b"\n"

@@ -9,6 +9,7 @@ from pydantic import Field
 
 from workhearth.agent.tools.context import ToolContext, ToolError
 from workhearth.agent.tools.registry import tool
+from workhearth.memory.secrets import redact
 from workhearth.models.messages import result_text
 from workhearth.sessions.store import COUNT_MAX, LIST_LIMIT, SessionStore
 
@@ -51,17 +52,22 @@ def _cut(text: str) -> str:
     return text if len(text) <= BLOCK_LIMIT else text[:BLOCK_LIMIT] + f"…[{len(text)} characters]"
 
 
+def _masked(text: str) -> str:
+    # Why: a key a tool printed in another session must not come back through recall.
+    return _cut(redact(text[: BLOCK_LIMIT + 4_096]) + text[BLOCK_LIMIT + 4_096 :])
+
+
 def _block(block: dict[str, Any]) -> str:
     kind = block.get("type")
     if kind == "text":
         return _cut(str(block.get("text", "")))
     if kind == "tool_use":
         args = orjson.dumps(block.get("input", {})).decode()
-        return f"[tool call {block.get('name')}: {_cut(args)}]"
+        return f"[tool call {block.get('name')}: {_masked(args)}]"
     if kind == "tool_result":
         content = result_text(block.get("content") or "", " ")
         flag = " (error)" if block.get("is_error") else ""
-        return f"[tool result{flag}: {_cut(str(content))}]"
+        return f"[tool result{flag}: {_masked(str(content))}]"
     if kind in ("thinking", "redacted_thinking"):
         return ""
     return f"[{kind}]"
