@@ -100,7 +100,7 @@ def save(
     session: Annotated[str | None, typer.Option(help="Session id of the snippet.")] = None,
     message: Annotated[str | None, typer.Option(help="Message id of the snippet.")] = None,
     layer: Annotated[str, typer.Option(help="user | project")] = "project",
-    redact: Annotated[bool, typer.Option(help="Redact secrets instead of refusing.")] = False,
+    redact: Annotated[bool, typer.Option(help="Store secrets masked instead of refusing.")] = False,
     json: JsonOpt = False,
 ) -> None:
     """Save a confirmed sentence to memory."""
@@ -159,10 +159,11 @@ def list_(
 def edit(
     entry_id: Annotated[str, typer.Argument(metavar="ID")],
     text: Annotated[str, typer.Argument(metavar="TEXT")],
+    redact: Annotated[bool, typer.Option(help="Store secrets masked instead of refusing.")] = False,
     json: JsonOpt = False,
 ) -> None:
     """Replace an entry's text (its id stays); this also confirms a pending entry."""
-    entry = hearth().memory.edit(entry_id, text)
+    entry = hearth().memory.edit(entry_id, text, redact=redact)
     if json:
         print_json(entry.as_dict())
     else:
