@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from workhearth.config import MemoryConfig
-from workhearth.errors import NotFoundError, UsageError
+from workhearth.errors import HearthError, NotFoundError, UsageError
 from workhearth.memory import reflect as reflection
 from workhearth.memory.bank import (
     LIST_LIMIT_MAX,
@@ -27,6 +27,7 @@ from workhearth.memory.evict import evict
 from workhearth.memory.files import LAYERS, MEMORY_FILE, USER_FILE, Layer, daily_file
 from workhearth.memory.index import IndexReport
 from workhearth.memory.layer import LayerStore
+from workhearth.memory.schema import cannot_write
 from workhearth.memory.search import DEFAULT_LIMIT, LIMIT_MAX, QUERY_MAX, Hit, Searcher
 from workhearth.models.base import ChatModel
 from workhearth.paths import HearthPaths
@@ -159,8 +160,14 @@ class Memory:
         store = self.store(layer)
         entry_id, _line = store.add_entry(rel, content, meta)
         capacity = self.config.user_capacity if layer == "user" else self.config.project_capacity
-        # Why: the sentence the user just confirmed is never the one evicted for it.
-        evict(store, capacity, keep={entry_id})
+        try:
+            # Why: the sentence the user just confirmed is never the one evicted for it.
+            evict(store, capacity, keep={entry_id})
+        except (OSError, HearthError) as exc:
+            # Why: the entry is saved (Markdown and meta are durable); a full disk only
+            # postpones eviction to the next save.
+            if not cannot_write(exc):
+                raise
         return self.get(entry_id)
 
     def log_daily(self, text: str, day: str | None = None, **kwargs: Any) -> Entry:
