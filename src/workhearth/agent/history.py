@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 
 from workhearth.agent.safefs import SafeFS
+from workhearth.agent.workspace import Workspaces
 from workhearth.errors import CorruptDataError, NotFoundError, UsageError
 from workhearth.fsutil import atomic_write, make_private_dir
 from workhearth.sessions.session import Session
@@ -149,6 +150,11 @@ class FileHistory:
             data = cipher.open_blob(f"file-history:{n}", data)
         return data
 
+    def _session_fs(self) -> SafeFS:
+        paths = self.session.config.paths
+        workspaces = Workspaces(paths, self.session.workspace)
+        return SafeFS(workspaces.roots(), protected=workspaces.protected())
+
     def latest_for(self, original: str) -> HistoryItem | None:
         found = [item for item in self.list() if item.original == original]
         return found[-1] if found else None
@@ -163,21 +169,18 @@ class FileHistory:
     ) -> HistoryItem:
         """Put version ``n`` back at its original path (or ``to``).
 
-        Through ``fs`` when given (agent tools stay inside the authorized
-        folders); otherwise the destination's folder is the only root. Refuses
-        when the file changed since this session last wrote it, unless
+        Through ``fs`` when given; otherwise through the folders the session's
+        file tools had (its workspace and the authorized ones, hearth's home off
+        limits), walked the same ``openat`` way (DESIGN §5): a folder on the way
+        that is now a link out of them is refused, never written through.
+        Refuses when the file changed since this session last wrote it, unless
         ``overwrite``; the replaced content is kept as a new version first.
         """
         item = self.get(n)
         data = self.read(n)
-        dest = str(to) if to is not None else item.original
         if fs is None:
-            dest = os.path.abspath(dest)
-            parent = Path(dest).parent
-            parent.mkdir(parents=True, exist_ok=True)
-            fs = SafeFS([parent])
-        else:
-            dest = fs.display(dest)
+            fs = self._session_fs()
+        dest = fs.display(str(to) if to is not None else item.original)
 
         def keep_current(previous: bytes | None) -> None:
             if previous is None:

@@ -209,7 +209,9 @@ class SafeFS(fdw.Confinement):
                 if (st.st_dev, st.st_ino) in self._protected:
                     raise PathDenied(f"{path}: workhearth's own data folder is off limits")
             original = str(root.path.joinpath(*parts))
-            return self.trash.put_at(pfd, name, original, reason=reason, session=session)
+            return self.trash.put_at(
+                pfd, name, original, reason=reason, session=session, root=str(root.path)
+            )
         finally:
             os.close(pfd)
 
