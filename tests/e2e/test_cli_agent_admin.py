@@ -115,3 +115,48 @@ def test_a_broken_rc_file_is_reported_at_session_start_and_the_run_goes_on(tmp_p
     assert "All done." in done.stdout
     warnings = [line for line in done.stderr.splitlines() if line.startswith("hearth:")]
     assert len(warnings) == 1 and "clean environment" in warnings[0], done.stderr
+
+
+# ------------------------------------------------------------------ doctor and config
+
+NOT_UTF8 = bytes(range(256))[::-1]  # random-looking bytes: 0xff first, NULs, controls
+
+
+def test_a_config_of_random_bytes_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "config.toml").write_bytes(NOT_UTF8)
+    line = one_error_line(hearth(tmp_path, "sessions", "list"))
+    assert str(tmp_path / "home" / "config.toml") in line
+    assert "UTF-8" in line
+
+
+def test_doctor_reports_a_broken_config_and_still_prints_the_rest(tmp_path: Path) -> None:
+    config = tmp_path / "home" / "config.toml"
+    config.parent.mkdir()
+    config.write_bytes(NOT_UTF8)
+    done = hearth(tmp_path, "doctor")
+    line = one_error_line(done)  # non-zero, one stderr line, no traceback
+    assert str(config) in line
+    lines = {row.split()[0]: row for row in done.stdout.splitlines() if row.strip()}
+    assert str(config) in lines["config"] and "BROKEN" in lines["config"]
+    for name in ("home", "storage", "workspace", "sessions", "encryption", "model", "sandbox"):
+        assert name in lines, done.stdout
+    assert "writable" in lines["storage"]
+    report = json.loads(hearth(tmp_path, "doctor", "--json").stdout)
+    assert str(config) in report["config_error"]
+    assert report["home_writable"] is True and report["sessions"] == 0
+
+
+def test_doctor_says_in_one_line_that_the_home_is_writable_and_how_much_is_free(
+    tmp_path: Path,
+) -> None:
+    done = hearth(tmp_path, "doctor")
+    assert done.returncode == 0, done.stderr
+    (storage,) = [row for row in done.stdout.splitlines() if row.startswith("storage")]
+    assert "writable" in storage and "free" in storage
+    report = json.loads(hearth(tmp_path, "doctor", "--json").stdout)
+    assert report["home_writable"] is True and report["home_free_bytes"] > 0
+    assert report["config_error"] is None
+    assert not (tmp_path / "home").exists() or not list(
+        (tmp_path / "home").glob(".hearth-doctor-*")
+    )

@@ -5,13 +5,23 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from typing import Annotated
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from workhearth import __version__
 from workhearth.cli.context import hearth
 from workhearth.cli.output import print_json
+from workhearth.config import Config, default_home, load_config
+from workhearth.errors import ConfigError
+
+if TYPE_CHECKING:
+    from workhearth.app import Workhearth
+
+# Why: below this a long session or a memory index can fill the disk mid-write.
+LOW_SPACE_BYTES = 100 * 1024 * 1024
 
 
 def doctor(json: Annotated[bool, typer.Option("--json")] = False) -> None:
@@ -19,12 +29,23 @@ def doctor(json: Annotated[bool, typer.Option("--json")] = False) -> None:
     from workhearth.agent.approval import Policy
     from workhearth.agent.tools.shell import quest_hidden
 
-    wh = hearth()
+    config_error: str | None = None
+    try:
+        wh = hearth()
+    except ConfigError as exc:
+        # Why: doctor is what a person runs when something is wrong; a broken config
+        # is reported on its line while everything else is still checked.
+        config_error = str(exc)
+        wh = _without_config_file()
     cfg = wh.config
-    # Why: [quest] is read when a run starts; a mistake in it is reported here too.
-    policy = Policy.from_config(cfg.raw, str(cfg.paths.config_file))
+    try:
+        # Why: [quest] is read when a run starts; a mistake in it is reported here too.
+        policy = Policy.from_config(cfg.raw, str(cfg.paths.config_file))
+    except ConfigError as exc:
+        config_error = config_error or str(exc)
+        policy = Policy()
     home = cfg.home
-    sessions = wh.sessions.list(limit=0)
+    storage = _storage(home)
     enc = cfg.encryption
     key_source = (
         "passphrase"
@@ -40,10 +61,14 @@ def doctor(json: Annotated[bool, typer.Option("--json")] = False) -> None:
         "python": sys.version.split()[0],
         "home": str(home),
         "home_exists": home.is_dir(),
+        "home_writable": storage["writable"],
+        "home_free_bytes": storage["free"],
+        "storage": storage["line"],
         "config_file": str(cfg.paths.config_file) if cfg.paths.config_file.is_file() else None,
+        "config_error": config_error,
         "workspace": str(wh.workspace),
         "fsync": cfg.fsync,
-        "sessions": len(sessions),
+        "sessions": wh.sessions.count(),
         "encryption": {"new_sessions": enc.enabled, "key_source": key_source},
         "model": cfg.models.default or next(iter(cfg.models.entries), None),
         "shell": os.environ.get("SHELL"),
@@ -52,10 +77,24 @@ def doctor(json: Annotated[bool, typer.Option("--json")] = False) -> None:
     }
     if json:
         print_json(report)
-        return
+    else:
+        _print(report, cfg)
+    if config_error:
+        print(f"hearth: the config is broken: {config_error}", file=sys.stderr)
+        raise typer.Exit(1)
+
+
+def _print(report: dict[str, Any], cfg: Config) -> None:
+    home = cfg.home
+    enc = cfg.encryption
+    key_source = report["encryption"]["key_source"]
     print(f"workhearth {report['version']} (Python {report['python']})")
     print(f"home        {home}{'' if report['home_exists'] else ' (created on first use)'}")
-    print(f"config      {report['config_file'] or 'none (embedded defaults)'}")
+    print(f"storage     {report['storage']}")
+    if report["config_error"]:
+        print(f"config      BROKEN: {report['config_error']}")
+    else:
+        print(f"config      {report['config_file'] or 'none (embedded defaults)'}")
     print(f"workspace   {report['workspace']}")
     print(f"sessions    {report['sessions']} (fsync policy: {cfg.fsync})")
     print(
@@ -66,3 +105,56 @@ def doctor(json: Annotated[bool, typer.Option("--json")] = False) -> None:
     )
     print(f"sandbox     {report['sandbox'] or 'bubblewrap not installed'}")
     print(f"quest hides {', '.join(report['quest_hides'])} (where present)")
+
+
+def _without_config_file() -> Workhearth:
+    """The install as it is without ``config.toml`` (environment variables still apply)."""
+    from workhearth.app import Workhearth
+
+    try:
+        config = load_config(os.environ, read_file=False)
+    except ConfigError:
+        config = Config(home=default_home(os.environ))
+    return Workhearth(config=config, workspace=os.getcwd())
+
+
+def _storage(home: Path) -> dict[str, Any]:
+    """Whether hearth can save under ``home`` and how much room is left, in one line.
+
+    Reading never needs to write, so a read-only or full home is reported, not fatal.
+    """
+    probe = home
+    while not probe.is_dir() and probe != probe.parent:
+        probe = probe.parent
+    free: int | None = None
+    try:
+        free = shutil.disk_usage(probe).free
+    except OSError:
+        pass
+    problem = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=probe, prefix=".hearth-doctor-")
+        try:
+            os.write(fd, b"x")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            os.unlink(tmp)
+    except OSError as exc:
+        problem = exc.strerror or str(exc)
+    room = "" if free is None else f", {_size(free)} free"
+    if problem:
+        line = f"NOT WRITABLE ({problem}{room}): reading works, nothing new can be saved"
+    elif free is not None and free < LOW_SPACE_BYTES:
+        line = f"writable, LOW SPACE: only {_size(free)} free"
+    else:
+        line = "writable" + room
+    return {"writable": problem is None, "free": free, "line": line}
+
+
+def _size(n: int) -> str:
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return f"{n:.1f} TB"
