@@ -3,10 +3,13 @@ Chinese text, and bad input that fails in one stderr line without touching a fil
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import subprocess
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -192,3 +195,61 @@ def test_bad_input_fails_in_one_line_and_changes_nothing(
     line = one_line_error(outcome.result)
     assert line.startswith("hearth: ") and SECRET not in line
     assert outcome.after == outcome.before
+
+
+# ------------------------------------------------------------ a read-only home
+@contextlib.contextmanager
+def _read_only(h: Hearth) -> Iterator[Hearth]:
+    """``h`` with its home seen through a read-only bind mount (root ignores mode 0555).
+
+    Skips the test, with the reason, where a bind mount cannot be made.
+    """
+    view = h.home.parent / "home-read-only"
+    view.mkdir()
+    made = subprocess.run(
+        ["mount", "--bind", "-o", "ro", str(h.home), str(view)], capture_output=True, text=True
+    )
+    if made.returncode != 0:
+        pytest.skip(f"cannot make a read-only bind mount here: {made.stderr.strip()}")
+    try:
+        with pytest.raises(OSError):
+            (view / ".write-probe").write_text("x")
+        yield replace(h, home=view, env={**h.env, "HEARTH_HOME": str(view)})
+    finally:
+        if subprocess.run(["umount", str(view)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", str(view)], capture_output=True)
+
+
+def _reading_commands(h: Hearth) -> dict[str, object]:
+    status = h.json("memory", "status")
+    for layer in ("user", "project"):
+        status[layer]["folder"] = Path(status[layer]["folder"]).relative_to(h.home).as_posix()
+    return {
+        "search": h.json("memory", "search", "tapir afternoon"),
+        "search_zh": h.json("memory", "search", "记忆"),
+        "list": h.json("memory", "list"),
+        "status": status,
+        "context": h.json("memory", "context", "--topic", "tapir"),
+    }
+
+
+def test_reading_commands_work_on_a_read_only_home(hearth: Hearth) -> None:
+    wh = library(hearth)
+    wh.memory.save("the tapir sleeps in the afternoon", level="critical")
+    wh.memory.save("用户喜欢简短的回答", layer="user")
+    (wh.memory.folder("project") / "notes.md").write_text(
+        "# Notes\n\n会话记忆 written by hand\n", encoding="utf-8"
+    )
+    wh.memory.close()
+    expected = _reading_commands(hearth)  # on the writable home, which builds the index
+    assert expected["search"][0]["text"].startswith("- the tapir sleeps")
+    assert len(expected["list"]["entries"]) == 2
+    # Why: a home whose index was never built (or was deleted) must read just as well.
+    for name in (".index.sqlite", ".index.sqlite-wal", ".index.sqlite-shm", "hash-state.json"):
+        (wh.memory.folder("user") / name).unlink(missing_ok=True)
+    before = files_digest(hearth)
+
+    with _read_only(hearth) as ro:
+        got = _reading_commands(ro)
+    assert got == expected
+    assert files_digest(hearth) == before
