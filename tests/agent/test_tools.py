@@ -159,7 +159,7 @@ def test_bad_calls_become_error_results(reg: ToolRegistry, ctx: ToolContext) -> 
     gone = call(reg, ctx, "read_file", path="nope.txt")
     assert gone.is_error and "no such file" in gone.content
     decisions = [r.decision for r in ctx.audit.read()]  # type: ignore[union-attr]
-    assert decisions == ["refused-by-policy"] * 5 + ["allowed", "allowed"]
+    assert decisions == ["denied-by-policy"] * 5 + ["allowed-by-mode", "allowed-by-mode"]
 
 
 def test_a_crashing_tool_is_an_error_result_and_big_output_is_bounded(ctx: ToolContext) -> None:
@@ -326,9 +326,9 @@ def test_ask_mode_refuses_writes_and_agent_mode_asks(
     assert "create" in user.asked[1].summary and "hello" in user.asked[1].summary
     records = agent.audit.read()
     assert [(r.tool, r.decision, r.outcome) for r in records] == [
-        ("write_file", "refused-by-policy", "error"),
-        ("delete", "denied", "error"),
-        ("write_file", "asked-allowed", "ok"),
+        ("write_file", "denied-by-policy", "error"),
+        ("delete", "denied-by-user", "error"),
+        ("write_file", "allowed-by-user", "ok"),
     ]
     assert records[-1].arguments == {"path": "x.txt", "content": "hello"}
 
@@ -442,3 +442,29 @@ def test_quest_shell_is_confined_by_the_sandbox(
     assert not (tree.outside / "made-outside.txt").exists()
     # The same command in agent mode is not confined (the sandbox is for quest mode).
     assert not make_ctx("agent").sandbox
+
+
+# ------------------------------------------------------------------ path limits
+
+
+def test_file_tools_refuse_paths_too_deep_or_too_long(
+    reg: ToolRegistry, ctx: ToolContext, tree: Tree
+) -> None:
+    deep = "/".join(["d"] * 2_000) + "/f.txt"
+    long = "x" * 4_097
+    for path, limit in ((deep, "the limit is 64"), (long, "the limit is 4096 bytes")):
+        for name, args in (
+            ("write_file", {"content": "x"}),
+            ("read_file", {}),
+            ("edit_file", {"old_string": "a", "new_string": "b"}),
+            ("list_dir", {}),
+            ("delete", {}),
+            ("glob", {"pattern": "*"}),
+            ("grep", {"pattern": "x"}),
+        ):
+            result = call(reg, ctx, name, path=path, **args)
+            assert result.is_error and limit in result.content, (name, result.content[:300])
+    assert not (tree.root / "d").exists()
+    ok = "/".join(["d"] * 63) + "/f.txt"  # 64 components: the most allowed
+    assert not call(reg, ctx, "write_file", path=ok, content="deep\n").is_error
+    assert (tree.root.joinpath(*ok.split("/"))).read_text() == "deep\n"

@@ -24,6 +24,10 @@ from workhearth.fsutil import write_all
 DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 MAX_LINKS = 40
+# Why: a path 2,000 folders deep made write_file create 2,000 folders; nothing a
+# person works on is this deep or this long (PATH_MAX on Linux is 4096 bytes too).
+MAX_COMPONENTS = 64
+MAX_PATH_BYTES = 4096
 
 
 class PathDenied(HearthError):
@@ -55,6 +59,21 @@ def kind_of(mode: int) -> str:
     if stat.S_ISLNK(mode):
         return "symlink"
     return "other"
+
+
+def check_size(text: str, parts: Sequence[str]) -> None:
+    """Refuse a path over :data:`MAX_PATH_BYTES` or :data:`MAX_COMPONENTS` below its root."""
+    size = len(text.encode("utf-8", "surrogateescape"))
+    if size > MAX_PATH_BYTES:
+        raise UsageError(
+            f"{text[:80]}…: the path is {size} bytes long; the limit is {MAX_PATH_BYTES} bytes"
+        )
+    if len(parts) > MAX_COMPONENTS:
+        shown = text if len(text) <= 80 else text[:80] + "…"
+        raise UsageError(
+            f"{shown}: the path is {len(parts)} components deep below its folder; "
+            f"the limit is {MAX_COMPONENTS}"
+        )
 
 
 def lexical(parts: Sequence[str], shown: str) -> list[str]:
@@ -101,8 +120,11 @@ class Confinement:
             raise PathDenied("a path cannot contain a NUL character")
         if not text:
             raise UsageError("the path is empty")
+        check_size(text, ())
         if not os.path.isabs(text):
-            return self.roots[0], lexical(text.split("/"), text)
+            parts = lexical(text.split("/"), text)
+            check_size(text, parts)
+            return self.roots[0], parts
         parts = lexical(text.split("/"), text)
         best: tuple[int, Root] | None = None
         for root in self.roots:
@@ -112,6 +134,7 @@ class Confinement:
                     best = (n, root)
         if best is None:
             raise PathDenied(f"{text} is outside the authorized folders")
+        check_size(text, parts[best[0] :])
         return best[1], parts[best[0] :]
 
     def display(self, path: str | Path) -> str:
@@ -129,7 +152,9 @@ class Confinement:
                     f"{shown}: goes through a link to {link}, outside the authorized folders"
                 ) from None
         try:
-            return root, lexical([*done, *link.split("/"), *rest], shown)
+            parts = lexical([*done, *link.split("/"), *rest], shown)
+            check_size(shown, parts)
+            return root, parts
         except PathDenied:
             raise PathDenied(
                 f"{shown}: goes through a link to {link}, outside the authorized folder"
