@@ -35,9 +35,9 @@ class Scripted:
 
 def test_ask_mode_allows_reading_and_refuses_everything_else() -> None:
     gate = Gate("ask", approver=allow_all)
-    assert gate.decide("read_file", read_only=True, summary="").decision == "allowed"
+    assert gate.decide("read_file", read_only=True, summary="").decision == "allowed-by-mode"
     verdict = gate.decide("write_file", read_only=False, summary="write x")
-    assert verdict.decision == "refused-by-policy" and "ask mode" in verdict.reason
+    assert verdict.decision == "denied-by-policy" and "ask mode" in verdict.reason
     assert not verdict.allowed
 
 
@@ -45,14 +45,16 @@ def test_agent_mode_asks_once_always_and_deny() -> None:
     user = Scripted("once", "always", "deny")
     gate = Gate("agent", approver=user)
     assert gate.decide("shell", read_only=False, summary="ls", command="ls").decision == (
-        "asked-allowed"
+        "allowed-by-user"
     )
     assert gate.decide("shell", read_only=False, summary="pwd", command="pwd").allowed
     # "always" for shell: no more questions about shell...
-    assert gate.decide("shell", read_only=False, summary="make", command="make").allowed
+    verdict = gate.decide("shell", read_only=False, summary="make", command="make")
+    assert verdict.decision == "allowed-by-user"
     assert len(user.asked) == 2
     # ...but other tools still ask.
-    assert gate.decide("delete", read_only=False, summary="rm x").decision == "denied"
+    assert gate.decide("delete", read_only=False, summary="rm x").decision == "denied-by-user"
+    assert gate.unasked is None
     assert [r.summary for r in user.asked] == ["ls", "pwd", "rm x"]
 
 
@@ -67,16 +69,16 @@ def test_always_never_covers_a_denied_command_or_a_memory_sentence() -> None:
     assert "memory_save" not in gate.always
     assert (
         gate.decide("memory_save", read_only=False, summary='"b"', allow_always=False).decision
-        == "denied"
+        == "denied-by-user"
     )
 
 
 def test_quest_mode_never_asks_and_refuses_denied_commands() -> None:
     gate = Gate("quest", approver=Scripted())
-    assert gate.decide("write_file", read_only=False, summary="").decision == "allowed"
+    assert gate.decide("write_file", read_only=False, summary="").decision == "allowed-by-mode"
     assert gate.decide("shell", read_only=False, summary="", command="make test").allowed
     verdict = gate.decide("shell", read_only=False, summary="", command="git push -f origin main")
-    assert verdict.decision == "refused-by-policy" and "git push" in verdict.reason
+    assert verdict.decision == "denied-by-policy" and "git push" in verdict.reason
 
 
 def test_unknown_mode_is_a_usage_error() -> None:
@@ -84,9 +86,23 @@ def test_unknown_mode_is_a_usage_error() -> None:
         Gate("yolo")
 
 
-def test_no_approver_means_deny() -> None:
-    assert Gate("agent").decide("shell", read_only=False, summary="ls").decision == "denied"
+def test_no_approver_means_deny_by_policy() -> None:
+    assert (
+        Gate("agent").decide("shell", read_only=False, summary="ls").decision == "denied-by-policy"
+    )
     assert deny_all.ask(ApprovalRequest("shell", "ls")) == "deny"
+
+
+def test_the_decision_says_who_allowed_or_why_nobody_did() -> None:
+    flagged = Gate("agent", approver=TerminalApprover(None, yes=True))
+    assert flagged.decide("shell", read_only=False, summary="ls").decision == "allowed-by-flag"
+    assert Gate("agent", approver=allow_all).decide("shell", read_only=False, summary="ls").allowed
+    nobody = Gate("agent", approver=TerminalApprover(None))
+    verdict = nobody.decide("write_file", read_only=False, summary="write x")
+    assert verdict.decision == "not-asked" and not verdict.allowed
+    assert nobody.unasked is not None and nobody.unasked.summary == "write x"
+    # reading needs nobody
+    assert nobody.decide("read_file", read_only=True, summary="").decision == "allowed-by-mode"
 
 
 # ------------------------------------------------------------------ terminal
@@ -111,13 +127,13 @@ def test_terminal_answers() -> None:
     assert approver.ask(ApprovalRequest("memory_save", '"x"', allow_always=False)) == "once"
 
 
-def test_terminal_without_a_tty_or_input_denies_without_waiting() -> None:
+def test_terminal_without_a_tty_or_input_asks_nobody_without_waiting() -> None:
     request = ApprovalRequest("shell", "ls")
-    assert TerminalApprover(None).ask(request) == "deny"
+    assert TerminalApprover(None).ask(request) == "unasked"
     not_a_tty = io.StringIO("y\n")  # StringIO.isatty() is False
-    assert TerminalApprover(not_a_tty).ask(request) == "deny"
+    assert TerminalApprover(not_a_tty).ask(request) == "unasked"
     approver, _ = _terminal("")  # end of input
-    assert approver.ask(request) == "deny"
+    assert approver.ask(request) == "unasked"
     blocked = threading.Event()
 
     class Never(io.StringIO):
@@ -125,7 +141,7 @@ def test_terminal_without_a_tty_or_input_denies_without_waiting() -> None:
             blocked.set()
             raise AssertionError("read from a non-interactive stream")
 
-    assert TerminalApprover(Never()).ask(request) == "deny" and not blocked.is_set()
+    assert TerminalApprover(Never()).ask(request) == "unasked" and not blocked.is_set()
 
 
 def test_yes_allows_everything_and_is_not_a_person() -> None:

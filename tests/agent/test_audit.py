@@ -20,21 +20,21 @@ def test_record_and_read_back(tmp_path: Path) -> None:
         session="s1",
         mode="agent",
         tool="shell",
-        decision="asked-allowed",
+        decision="allowed-by-user",
         arguments={"command": "ls"},
         duration=0.123456,
         outcome="ok",
         summary="exit code 0\nlots of output",
         call_id="c1",
     )
-    log.record(session="s2", mode="ask", tool="write_file", decision="refused-by-policy")
+    log.record(session="s2", mode="ask", tool="write_file", decision="denied-by-policy")
     records = log.read()
     assert [r.tool for r in records] == ["shell", "write_file"]
     first = records[0]
     assert (first.session, first.mode, first.decision, first.call_id) == (
         "s1",
         "agent",
-        "asked-allowed",
+        "allowed-by-user",
         "c1",
     )
     assert first.arguments == {"command": "ls"} and first.duration == 0.1235
@@ -88,7 +88,7 @@ def test_long_arguments_and_outputs_are_cut(tmp_path: Path) -> None:
         session="s",
         mode="quest",
         tool="write_file",
-        decision="allowed",
+        decision="allowed-by-mode",
         arguments={"path": "a.txt", "content": "x" * 100_000},
         summary="\n\n" + "y" * 5_000 + "\nsecond line",
     )
@@ -112,7 +112,7 @@ def test_torn_lines_are_skipped_and_threads_never_interleave(tmp_path: Path) -> 
                 session=f"s{i}",
                 mode="agent",
                 tool="read_file",
-                decision="allowed",
+                decision="allowed-by-mode",
                 arguments={"path": f"{i}-{j}" * 50},
             )
 

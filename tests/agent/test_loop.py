@@ -652,7 +652,7 @@ def test_malformed_tool_arguments_are_refused_and_the_next_request_stays_valid(
     ((call_id, text),) = results_in(fake.bodies[1], api)
     assert call_id == "call_bad" and "invalid arguments for write_file" in text
     (record,) = AuditLog(config.paths.audit_log).read()
-    assert (record.decision, record.outcome) == ("refused-by-policy", "error")
+    assert (record.decision, record.outcome) == ("denied-by-policy", "error")
     assert_valid(api, fake)
 
 

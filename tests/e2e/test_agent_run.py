@@ -269,11 +269,11 @@ def test_files_are_written_only_inside_the_workspace(hearth: Hearth, agent_for, 
     assert [r["call_id"] for r in audit] == ["call_w1", "call_w2", "call_w3", "call_w4", "call_r1"]
     assert {r["session"] for r in audit} == {session_id}
     assert by_tool(audit) == [
-        ("write_file", "asked-allowed", "ok"),
-        ("write_file", "refused-by-policy", "error"),
-        ("write_file", "refused-by-policy", "error"),
-        ("write_file", "refused-by-policy", "error"),
-        ("read_file", "allowed", "ok"),
+        ("write_file", "allowed-by-flag", "ok"),
+        ("write_file", "denied-by-policy", "error"),
+        ("write_file", "denied-by-policy", "error"),
+        ("write_file", "denied-by-policy", "error"),
+        ("read_file", "allowed-by-mode", "ok"),
     ]
 
 
@@ -299,8 +299,8 @@ def test_ask_mode_offers_no_write_tool_and_refuses_a_write(
     assert is_error in (True, None)
     assert "ask mode" in text
     assert by_tool(agent.audit()) == [
-        ("write_file", "refused-by-policy", "error"),
-        ("read_file", "allowed", "ok"),
+        ("write_file", "denied-by-policy", "error"),
+        ("read_file", "allowed-by-mode", "ok"),
     ]
 
 
@@ -335,9 +335,9 @@ def test_agent_mode_asks_on_the_terminal(hearth: Hearth, agent_for, api: str) ->
     text, _ = tool_results(api, agent.fake.bodies[3])["call_n"]
     assert "denied" in text
     assert by_tool(agent.audit()) == [
-        ("write_file", "asked-allowed", "ok"),
-        ("write_file", "refused-by-policy", "error"),
-        ("write_file", "denied", "error"),
+        ("write_file", "allowed-by-user", "ok"),
+        ("write_file", "denied-by-policy", "error"),
+        ("write_file", "denied-by-user", "error"),
     ]
 
 
@@ -365,17 +365,21 @@ def test_always_on_the_terminal_stops_asking_for_that_tool(hearth: Hearth, agent
     assert not (hearth.workspace / "three.txt").exists()
     assert_valid_requests(api, agent.fake)
     assert by_tool(agent.audit()) == [
-        ("write_file", "asked-allowed", "ok"),
-        ("write_file", "asked-allowed", "ok"),
-        ("shell", "denied", "error"),
+        ("write_file", "allowed-by-user", "ok"),
+        ("write_file", "allowed-by-user", "ok"),
+        ("shell", "denied-by-user", "error"),
     ]
 
 
 @pytest.mark.parametrize("stdin_kind", ["pipe", "devnull", "closed"])
-def test_agent_mode_without_a_terminal_denies_without_hanging(
+def test_agent_mode_without_a_terminal_stops_without_hanging(
     hearth: Hearth, agent_for, stdin_kind: str
 ) -> None:
-    """ "y" on a pipe is not a person: with nobody to ask, every write is denied at once."""
+    """ "y" on a pipe is not a person: with nobody to ask, the first write stops the run.
+
+    The model is not told a made-up "the user denied"; the audit says ``not-asked``
+    and the message says how to go on.
+    """
     api = "openai"
     agent = agent_for(api, _approval_script(api))
     args = ["run", "write two files", "--mode", "agent"]
@@ -389,15 +393,25 @@ def test_agent_mode_without_a_terminal_denies_without_hanging(
         result = agent.run(*args, timeout=20, shell_suffix="<&-")
 
     assert time.monotonic() - started < 15
-    assert result.code == 0, result.err
+    assert result.code == 1, result.err
     assert "Allow?" not in result.err
+    assert "--yes" in result.err and "--mode quest" in result.err, result.err
+    (session_id,) = agent.session_ids()
+    assert f"hearth resume {session_id} --yes" in result.err
     assert not (hearth.workspace / "yes.txt").exists()
-    assert not (hearth.workspace / "no.txt").exists()
+    assert len(agent.fake.bodies) == 1
+    assert by_tool(agent.audit()) == [("write_file", "not-asked", "error")]
+
+    # The printed way on: the session goes on (the stopped call is reported as
+    # interrupted to the model) and later writes are allowed by the flag.
+    resumed = agent.run("resume", session_id, "--yes", timeout=20)
+    assert resumed.code == 0, resumed.err
+    assert (hearth.workspace / "no.txt").read_text() == "denied"
     assert_valid_requests(api, agent.fake)
-    assert by_tool(agent.audit()) == [
-        ("write_file", "denied", "error"),
-        ("write_file", "refused-by-policy", "error"),
-        ("write_file", "denied", "error"),
+    assert "call_y" in tool_results(api, agent.fake.bodies[1])
+    assert by_tool(agent.audit())[1:] == [
+        ("write_file", "denied-by-policy", "error"),
+        ("write_file", "allowed-by-flag", "ok"),
     ]
 
 
@@ -428,7 +442,7 @@ def test_delete_goes_to_the_trash_and_restores(hearth: Hearth, agent_for, api: s
     assert restored.code == 0, restored.err
     assert doomed.read_text() == "the plan\n"
     assert orjson.loads(agent.run("trash", "list", "--json").out) == []
-    assert by_tool(agent.audit()) == [("delete", "asked-allowed", "ok")]
+    assert by_tool(agent.audit()) == [("delete", "allowed-by-flag", "ok")]
 
 
 def test_an_overwritten_file_is_restorable_from_the_session_history(
@@ -476,7 +490,7 @@ def test_quest_stops_at_max_steps_with_a_non_zero_exit(hearth: Hearth, agent_for
     assert "Traceback" not in result.err
     assert len(agent.fake.bodies) == 2
     assert_valid_requests(api, agent.fake)
-    assert [r["decision"] for r in agent.audit()] == ["allowed", "allowed"]
+    assert [r["decision"] for r in agent.audit()] == ["allowed-by-mode", "allowed-by-mode"]
 
 
 def test_a_quest_leaves_no_private_tmp_behind(
@@ -535,9 +549,9 @@ def test_success_exits_zero_and_audit_has_every_call(hearth: Hearth, agent_for, 
     assert sorted(r["call_id"] for r in audit) == ["call_s1", "call_s2", "call_s3", "call_s4"]
     decided = {r["call_id"]: (r["tool"], r["decision"], r["outcome"]) for r in audit}
     assert decided == {
-        "call_s1": ("glob", "allowed", "ok"),
-        "call_s2": ("grep", "allowed", "ok"),
-        "call_s3": ("edit_file", "asked-allowed", "ok"),
-        "call_s4": ("shell", "asked-allowed", "ok"),
+        "call_s1": ("glob", "allowed-by-mode", "ok"),
+        "call_s2": ("grep", "allowed-by-mode", "ok"),
+        "call_s3": ("edit_file", "allowed-by-flag", "ok"),
+        "call_s4": ("shell", "allowed-by-flag", "ok"),
     }
     assert all(r["mode"] == "agent" for r in audit)

@@ -3,7 +3,8 @@
 * ``ask`` — read-only tools only; anything else is refused by policy.
 * ``agent`` — every write, edit, delete, shell command or memory save asks the
   user: allow once, always (for this session, per tool), or deny. With no
-  terminal to ask, the answer is deny, never a hang. ``memory_save`` always
+  terminal to ask, the call is ``not-asked``: it does not run, never a hang,
+  and the caller stops the run rather than tell the model a person said no. ``memory_save`` always
   asks about its exact sentence (a saved entry is a sentence the user
   confirmed), and a command on the denied list is asked about every time even
   after "always".
@@ -35,7 +36,9 @@ from workhearth.errors import ConfigError, UsageError
 
 Mode = Literal["ask", "agent", "quest"]
 MODES: tuple[Mode, ...] = ("ask", "agent", "quest")
-Answer = Literal["once", "always", "deny"]
+# Why: "unasked" (nobody could answer) is not "deny" (someone said no); the audit
+# and the model must not be told a person refused what nobody saw.
+Answer = Literal["once", "always", "deny", "unasked"]
 
 DEFAULT_DENIED_COMMANDS: tuple[str, ...] = (
     "sudo",
@@ -89,7 +92,7 @@ class Approver(Protocol):
 
 
 class DenyAll:
-    """Every request is denied (no one to ask)."""
+    """Every request is denied, as a rule (``denied-by-policy``)."""
 
     human = False
 
@@ -114,7 +117,7 @@ class TerminalApprover:
     """Asks on a terminal. ``yes`` (``--yes``) allows everything without asking.
 
     With no interactive input (not a TTY, closed, or end of input) the answer is
-    deny. ``interactive`` overrides the TTY check (tests pass a StringIO).
+    ``unasked``. ``interactive`` overrides the TTY check (tests pass a StringIO).
     """
 
     _ANSWERS: Mapping[str, Answer] = {
@@ -150,7 +153,7 @@ class TerminalApprover:
         if self.yes:
             return "once"
         if not self.interactive or self.input is None:
-            return "deny"
+            return "unasked"
         choices = (
             "[y]es once, [a]lways this session, [n]o" if request.allow_always else "[y]es, [n]o"
         )
@@ -164,7 +167,7 @@ class TerminalApprover:
                 out.flush()
                 line = self.input.readline()
                 if not line:
-                    return "deny"  # end of input: nobody is there to say yes
+                    return "unasked"  # end of input: nobody is there to answer
                 answer = self._ANSWERS.get(line.strip().lower())
                 if answer == "always" and not request.allow_always:
                     answer = "once"
@@ -356,13 +359,14 @@ class Verdict:
 
     @property
     def allowed(self) -> bool:
-        return self.decision in ("allowed", "asked-allowed")
+        return self.decision.startswith("allowed-")
 
 
 class Gate:
     """Decides each call from the mode, the policy and (in agent mode) the user.
 
-    Holds the session's "always" answers, per tool name.
+    Holds the session's "always" answers, per tool name, and :attr:`unasked`: the
+    last request that needed a person when none could answer (the runner stops on it).
     """
 
     def __init__(self, mode: str, policy: Policy | None = None, approver: Approver | None = None):
@@ -372,6 +376,7 @@ class Gate:
         self.policy = policy or Policy()
         self.approver: Approver = approver or deny_all
         self.always: set[str] = set()
+        self.unasked: ApprovalRequest | None = None
         self._lock = threading.Lock()
 
     def decide(
@@ -386,28 +391,34 @@ class Gate:
         allow_always: bool = True,
     ) -> Verdict:
         if read_only:
-            return Verdict("allowed")
+            return Verdict("allowed-by-mode")
         if self.mode == "ask":
             return Verdict(
-                "refused-by-policy",
+                "denied-by-policy",
                 f"{tool} changes things, and ask mode only reads; "
                 "the user can switch to agent mode to allow it",
             )
         rule = self.policy.denied_rule(command) if command else None
         if self.mode == "quest":
             if rule is not None:
-                return Verdict("refused-by-policy", f"the command matches the denied rule {rule!r}")
-            return Verdict("allowed")
+                return Verdict("denied-by-policy", f"the command matches the denied rule {rule!r}")
+            return Verdict("allowed-by-mode")
         if allow_always and rule is None and tool in self.always:
-            return Verdict("asked-allowed", "allowed for this session")
+            return Verdict("allowed-by-user", "allowed for this session")
         warning = f"this command matches the denied rule {rule!r}" if rule else None
         request = ApprovalRequest(
             tool, summary, dict(arguments or {}), call_id, allow_always and rule is None, warning
         )
         with self._lock:
             answer = self.approver.ask(request)
+        human = self.approver.human
+        if answer == "unasked":
+            self.unasked = request
+            return Verdict("not-asked", "nobody was there to approve it")
         if answer == "deny":
-            return Verdict("denied", "the user denied this call")
+            if human:
+                return Verdict("denied-by-user", "the user denied this call")
+            return Verdict("denied-by-policy", "calls that need approval are denied here")
         if answer == "always" and request.allow_always:
             self.always.add(tool)
-        return Verdict("asked-allowed")
+        return Verdict("allowed-by-user" if human else "allowed-by-flag")

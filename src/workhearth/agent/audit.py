@@ -1,8 +1,11 @@
 """The audit log: one JSON line per tool call in ``$HEARTH_HOME/audit.jsonl`` (DESIGN §5).
 
-Each line says when, which session and mode, which tool, what was decided
-(``allowed`` by mode, ``asked-allowed`` by the user, ``denied`` by the user,
-``refused-by-policy``), the arguments, how long it took and how it ended (``ok``
+Each line says when, which session and mode, which tool, what was decided and
+why (``allowed-by-mode``: a read-only tool, or quest mode; ``allowed-by-flag``:
+``--yes``; ``allowed-by-user`` / ``denied-by-user``: a person answered;
+``not-asked``: approval was needed and nobody could answer, so it did not run;
+``denied-by-policy``: ask mode, a denied command, a path outside the authorized
+folders, invalid input), the arguments, how long it took and how it ended (``ok``
 or ``error`` with a one-line summary; never the full output).
 
 Arguments are made safe before they are written: every string goes through
@@ -30,8 +33,22 @@ import orjson
 from workhearth.fsutil import make_private_dir
 from workhearth.memory.secrets import redact
 
-Decision = Literal["allowed", "asked-allowed", "denied", "refused-by-policy"]
-DECISIONS: tuple[Decision, ...] = ("allowed", "asked-allowed", "denied", "refused-by-policy")
+Decision = Literal[
+    "allowed-by-mode",
+    "allowed-by-flag",
+    "allowed-by-user",
+    "denied-by-user",
+    "not-asked",
+    "denied-by-policy",
+]
+DECISIONS: tuple[Decision, ...] = (
+    "allowed-by-mode",
+    "allowed-by-flag",
+    "allowed-by-user",
+    "denied-by-user",
+    "not-asked",
+    "denied-by-policy",
+)
 Outcome = Literal["ok", "error"]
 
 STRING_LIMIT = 300

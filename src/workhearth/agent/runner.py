@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, TextIO
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 
 from workhearth.agent import scratch
-from workhearth.agent.approval import Approver, Policy, TerminalApprover
+from workhearth.agent.approval import ApprovalRequest, Approver, Gate, Policy, TerminalApprover
 from workhearth.agent.audit import AuditLog
 from workhearth.agent.compact import Compactor
-from workhearth.agent.loop import Agent, Limits, Listener, RunResult, ToolEvent
+from workhearth.agent.loop import Agent, Limits, Listener, RunResult, ToolEvent, ToolOutcome
 from workhearth.agent.retention import sweep_if_due
 from workhearth.agent.safefs import SafeFS
 from workhearth.agent.tools import (
@@ -31,7 +31,8 @@ from workhearth.agent.tools import (
 )
 from workhearth.agent.tools import task as task_tool
 from workhearth.agent.workspace import Workspaces
-from workhearth.errors import UsageError
+from workhearth.errors import HearthError, UsageError
+from workhearth.models.streaming import ToolSpec
 from workhearth.shell.sandbox import NOT_INSTALLED
 from workhearth.shell.snapshot import Snapshot, capture
 from workhearth.trash import Trash
@@ -93,7 +94,7 @@ concise report of what you found or did (exact paths, names and numbers) and wha
 @dataclass
 class RunOptions:
     mode: Mode | None = None  # None: the session's own mode (default "agent")
-    model: str | None = None  # --model; None: routed by the router (sticky tier)
+    model: str | None = None  # --model; None: the session's own model, else routed
     yes: bool = False
     env: Mapping[str, str] = field(default_factory=dict)
     stdin: TextIO | None = None
@@ -108,6 +109,67 @@ def _mode(value: str | None, default: str | None) -> Mode:
     if mode not in MODES:
         raise UsageError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     return mode  # type: ignore[return-value]
+
+
+class NobodyToAsk(HearthError):
+    """A call needed a person's approval and nobody could answer: the run stops."""
+
+    def __init__(self, request: ApprovalRequest) -> None:
+        super().__init__(f"{request.tool} needs approval and there is no terminal to ask on")
+        self.request = request
+
+
+class _StopWhenUnasked:
+    """The bound tools, raising :class:`NobodyToAsk` after a call that nobody could approve.
+
+    Why: telling the model "the user denied" when nobody was asked makes it give up
+    or improvise; stopping lets the user rerun with ``--yes`` or in quest mode.
+    """
+
+    def __init__(self, tools: Any, gate: Gate) -> None:
+        self.tools = tools
+        self.gate = gate
+
+    def specs(self) -> Sequence[ToolSpec]:
+        return self.tools.specs()
+
+    def read_only(self, name: str) -> bool:
+        return self.tools.read_only(name)
+
+    def call(self, name: str, arguments: dict[str, Any], call_id: str) -> ToolOutcome:
+        result = self.tools.call(name, arguments, call_id)
+        if self.gate.unasked is not None:
+            raise NobodyToAsk(self.gate.unasked)
+        return result
+
+
+def session_model(wh: Workhearth, session: Session, opts: RunOptions) -> str | None:
+    """The model a run of ``session`` uses: ``--model``, else the one the session is pinned to.
+
+    A session started with ``--model`` (or switched with it) keeps that model. A
+    routed session whose models are no longer configured (``HEARTH_MODEL`` gone)
+    continues with the model that last answered it. None: routed.
+    """
+    if opts.model:
+        return opts.model
+    business = session.load().business
+    pinned = business.get("pinned") or session.meta.get("model")
+    if pinned:
+        return str(pinned)
+    if not wh.config.models.configured and business.get("model"):
+        return str(business["model"])
+    return None
+
+
+def check_model(wh: Workhearth, spec: str | None) -> None:
+    """Fail now, before a session exists, when ``spec`` (or the default) cannot be called.
+
+    Raises :class:`~workhearth.errors.ConfigError` for an unknown name, no model at
+    all, or a missing API key (see :func:`workhearth.models.registry.require_key`).
+    """
+    from workhearth.models.registry import require_keys
+
+    require_keys(spec, wh.config.models)
 
 
 def system_prompt(wh: Workhearth, fs: SafeFS, mode: Mode, task: str | None) -> str:
@@ -138,7 +200,9 @@ def build_agent(
     state = session.load().business
     mode = _mode(opts.mode, state.get("mode"))
     models = wh.config.models
-    router = Router.from_config(models, pinned=opts.model, tier=state.get("tier") or "light")
+    pinned = session_model(wh, session, opts)
+    check_model(wh, pinned)
+    router = Router.from_config(models, pinned=pinned, tier=state.get("tier") or "light")
     workspaces = Workspaces(wh.paths, current=wh.workspace)
     fs = SafeFS(workspaces.roots(), trash=Trash(wh.paths.trash), protected=workspaces.protected())
     policy = Policy.from_config(wh.config.raw, str(wh.config.paths.config_file))
@@ -173,7 +237,8 @@ def build_agent(
     )
     registry = default_registry()
     registry.add(task_tool)
-    tools = registry.bind(ctx)
+    assert ctx.gate is not None
+    tools = _StopWhenUnasked(registry.bind(ctx), ctx.gate)
     # Why: a resumed session keeps the prompt it started with unless the mode changed.
     system = state.get("system") if state.get("system") and state.get("mode") == mode else None
     system = system or system_prompt(wh, fs, mode, task)
@@ -193,11 +258,14 @@ def build_agent(
         listener=opts.listener,
         compactor=Compactor(),
     )
-    if state.get("mode") != mode:
-        agent.checkpoint()  # a mode switch is recorded
+    if state.get("mode") != mode or (opts.model and state.get("pinned") != opts.model):
+        # a mode or model switch is recorded, so the next resume keeps it
+        agent.checkpoint(**({"pinned": opts.model} if opts.model else {}))
     # Why: a subagent never starts another, also when its session is resumed later.
     if not session.meta.get("parent_session"):
-        ctx.subagent = _subagent(wh, agent, ctx, registry, opts, policy)
+        # Why: subagents use the model the session runs with, resumed sessions too.
+        sub_opts = dataclasses.replace(opts, model=pinned)
+        ctx.subagent = _subagent(wh, agent, ctx, registry, sub_opts, policy)
     return agent
 
 
@@ -274,7 +342,10 @@ def run_task(wh: Workhearth, task: str, opts: RunOptions) -> RunResult:
     """Start a new session in the current workspace and work on ``task``."""
     if not task.strip():
         raise UsageError("the task is empty")
-    session = wh.sessions.create(model=opts.model, mode=_mode(opts.mode, None))
+    mode = _mode(opts.mode, None)
+    # Why: a model that cannot be called must not leave an empty session behind.
+    check_model(wh, opts.model)
+    session = wh.sessions.create(model=opts.model, mode=mode)
     return resume(wh, session, opts, task)
 
 
@@ -288,6 +359,19 @@ def resume(
         agent = build_agent(wh, session, opts, task, folder)
         try:
             return agent.run(task)
+        except NobodyToAsk as exc:
+            return RunResult(
+                "error",
+                "",
+                0,
+                session.id,
+                agent.usage,
+                agent.cost,
+                list(agent.models),
+                error=f"{exc}: run again with --yes to allow every action, or with "
+                "--mode quest to work alone inside preset boundaries; "
+                f"this session continues with `hearth resume {session.id} --yes`",
+            )
         finally:
             agent.model.close()
 

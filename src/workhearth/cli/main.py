@@ -29,8 +29,8 @@ app.add_typer(memory_cmd.app, name="memory")
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(shell_cmd.app, name="shell")
 app.add_typer(trash_cmd.app, name="trash")
-app.command("run")(run_cmd.run)
-app.command("resume")(run_cmd.resume)
+app.command("run", cls=run_cmd.PlainUsage)(run_cmd.run)
+app.command("resume", cls=run_cmd.PlainUsage)(run_cmd.resume)
 app.command("audit")(audit_cmd.audit)
 app.add_typer(workspace_cmd.app, name="workspace")
 app.command("doctor")(doctor_cmd.doctor)
@@ -40,9 +40,10 @@ app.command("doctor")(doctor_cmd.doctor)
 def main(
     ctx: typer.Context,
     version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
-    mode: Annotated[str | None, typer.Option(help="ask | agent | quest")] = None,
+    mode: run_cmd.ModeOpt = None,
     model: Annotated[
-        str | None, typer.Option(help="A [models.NAME], or openai:NAME / anthropic:NAME.")
+        str | None,
+        typer.Option(metavar="MODEL", help=run_cmd.MODEL_HELP + " Also for run and resume."),
     ] = None,
 ) -> None:
     """Run `hearth` in a folder to work there with the agent."""
@@ -51,6 +52,7 @@ def main(
 
         print(__version__)
         raise typer.Exit(0)
+    run_cmd.check_globals(mode, model)
     if ctx.invoked_subcommand is None:
         run_cmd.interactive(mode=mode, model=model)
 

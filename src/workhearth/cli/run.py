@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
-from typing import Annotated
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any
 
 import typer
 
 from workhearth.cli.context import hearth
 from workhearth.cli.output import print_json
-from workhearth.errors import ConfigError, UsageError
+from workhearth.errors import ConfigError, HearthError, UsageError
 
 EXIT = {
     "done": 0,
@@ -27,10 +29,91 @@ NO_MODEL = (
     "HEARTH_MODEL=openai:NAME (or anthropic:NAME), or add [models.NAME] to config.toml; "
     "memory and sessions commands work without one"
 )
+MODE_HELP = "ask (read only) | agent (asks before each change) | quest (works alone)."
+MODEL_HELP = "A [models.NAME] from config.toml, or openai:NAME / anthropic:NAME."
+ModeOpt = Annotated[str | None, typer.Option(metavar="MODE", help=MODE_HELP)]
+YesOpt = Annotated[
+    bool, typer.Option("--yes", help="Allow every action without asking (agent mode).")
+]
+REPL_HELP = """/model [NAME]    show or switch the model
+/mode [MODE]     show or switch the mode: ask | agent | quest
+/memory [QUERY]  recent memory entries, or search them
+/resume [ID]     continue another session (the newest of this folder without ID)
+/quit            leave (Ctrl-D too)"""
+
+# Which argument of a tool call names what it works on, in order of preference.
+_SUBJECT_KEYS = ("path", "command", "pattern", "query", "prompt", "name", "id", "content")
+
+
+class PlainUsage(typer.core.TyperCommand):
+    """Help that says ``TASK``, not Typer's ``{TASK}`` and ``TASK <str>``."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        return [p[1:-1] if p.startswith("{") else p for p in super().collect_usage_pieces(ctx)]
+
+    def get_help(self, ctx: Any) -> str:
+        return re.sub(r"(?m)^(\s+[A-Z]+) <\w+>", r"\1", super().get_help(ctx))
+
+
+# ------------------------------------------------------------------ output
+
+
+def one_line(text: str, limit: int = 80) -> str:
+    """``text`` with its whitespace folded, cut to ``limit`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def brief(arguments: Mapping[str, Any], limit: int = 80) -> str:
+    """What a tool call works on, in one short line: its path, command, pattern or query."""
+    for key in _SUBJECT_KEYS:
+        value = arguments.get(key)
+        if isinstance(value, str) and value.strip():
+            return one_line(value, limit)
+    return ""
+
+
+def outcome_text(content: str, is_error: bool, limit: int = 160) -> str:
+    """``ok``, or why the call failed, from the first line of its result."""
+    if not is_error:
+        return "ok"
+    first = next((ln.strip() for ln in content.splitlines() if ln.strip()), "")
+    if first.startswith("The user denied"):
+        return "denied by you"
+    if first.startswith("Not run:"):
+        return "not run: it needs approval and nobody could give it"
+    label, reason = "error", first
+    if first.startswith("Refused by policy: "):
+        label, reason = "refused", first.removeprefix("Refused by policy: ")
+    if len(reason) > limit:
+        reason = reason[: limit - 1] + "…"
+    return f"{label}: {reason}" if reason else label
+
+
+def print_progress(write: Callable[[str], None]) -> Callable[[Any], None]:
+    """A listener: the reply as it streams, and one whole line per finished tool call."""
+    from workhearth.agent.loop import ToolEvent
+    from workhearth.models.streaming import TextDelta
+
+    at_line_start = True
+
+    def listener(event: Any) -> None:
+        nonlocal at_line_start
+        if isinstance(event, TextDelta) and event.text:
+            write(event.text)
+            at_line_start = event.text.endswith("\n")
+        elif isinstance(event, ToolEvent) and event.outcome is not None:
+            # Why: one line at the end, so calls that run side by side never interleave.
+            subject = brief(event.arguments)
+            head = f"[{event.name} {subject}]" if subject else f"[{event.name}]"
+            result = outcome_text(event.outcome.content, event.outcome.is_error)
+            write(("" if at_line_start else "\n") + f"{head} {result}\n")
+            at_line_start = True
+
+    return listener
 
 
 def _options(mode: str | None, model: str | None, yes: bool):  # -> RunOptions
-    from workhearth.agent.loop import print_stream
     from workhearth.agent.runner import RunOptions
 
     def write(text: str) -> None:
@@ -44,7 +127,7 @@ def _options(mode: str | None, model: str | None, yes: bool):  # -> RunOptions
         env=dict(os.environ),
         stdin=sys.stdin,
         stderr=sys.stderr,
-        listener=print_stream(write),
+        listener=print_progress(write),
     )
 
 
@@ -58,16 +141,43 @@ def _stop_cleanly_on_sigterm() -> None:
 
 
 def _require_model(model: str | None) -> None:
+    """Fail before any session exists: no model at all, an unknown one, or a missing key."""
+    from workhearth.agent.runner import check_model
+
     if model is None and not hearth().config.models.configured:
         raise ConfigError(NO_MODEL)
+    check_model(hearth(), model)
+
+
+def _global(ctx: typer.Context, name: str, value: str | None) -> str | None:
+    """A subcommand's own option, else the same global one (``hearth --mode ask run …``)."""
+    return value if value is not None else ctx.find_root().params.get(name)
+
+
+def check_globals(mode: str | None, model: str | None) -> None:
+    """The global ``--mode`` / ``--model``: a bad value is an error whatever the command."""
+    from workhearth.agent.runner import MODES
+    from workhearth.models.registry import resolve
+
+    if mode is not None and mode not in MODES:
+        raise UsageError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if model is not None:
+        resolve(model, hearth().config.models)
 
 
 def _finish(result) -> None:  # result: RunResult
+    if result.status == "nothing_to_do":
+        print(
+            f"hearth: session {result.session_id} is finished (its last message is an answer); "
+            f"to give it a new task, run `hearth` and type `/resume {result.session_id}`",
+            file=sys.stderr,
+        )
+        raise typer.Exit(0)
     if not result.text.endswith("\n"):
         print()
     if result.status == "error":
         print(f"hearth: {result.error}", file=sys.stderr)
-    elif result.status not in ("done", "nothing_to_do"):
+    elif result.status != "done":
         print(
             f"hearth: stopped ({result.status.replace('_', ' ')}); continue with `hearth resume {result.session_id}`",
             file=sys.stderr,
@@ -76,23 +186,26 @@ def _finish(result) -> None:  # result: RunResult
 
 
 def run(
-    task: Annotated[str, typer.Argument(metavar="TASK")],
-    mode: Annotated[str | None, typer.Option(help="ask | agent | quest")] = None,
-    model: Annotated[
-        str | None, typer.Option(help="A [models.NAME], or openai:NAME / anthropic:NAME.")
-    ] = None,
-    yes: Annotated[bool, typer.Option("--yes", help="Allow every action without asking.")] = False,
+    ctx: typer.Context,
+    task: Annotated[str, typer.Argument(metavar="TASK", help="What to do, in your own words.")],
+    mode: ModeOpt = None,
+    model: Annotated[str | None, typer.Option(metavar="MODEL", help=MODEL_HELP)] = None,
+    yes: YesOpt = False,
 ) -> None:
     """Do one task and exit; the exit code tells whether it finished."""
     from workhearth.agent.runner import run_task
 
+    mode, model = _global(ctx, "mode", mode), _global(ctx, "model", model)
     _require_model(model)
     _stop_cleanly_on_sigterm()
     _finish(run_task(hearth(), task, _options(mode, model, yes)))
 
 
 def resume(
-    session_id: Annotated[str | None, typer.Argument(metavar="[ID]")] = None,
+    ctx: typer.Context,
+    session_id: Annotated[
+        str | None, typer.Argument(metavar="ID", help="The session to resume.")
+    ] = None,
     last: Annotated[
         bool, typer.Option("--last", help="The newest session of this folder.")
     ] = False,
@@ -102,13 +215,26 @@ def resume(
             "--print-messages", help="Print the rebuilt conversation as JSON (no model needed)."
         ),
     ] = False,
-    format: Annotated[str, typer.Option("--format", help="openai | anthropic")] = "anthropic",
-    mode: Annotated[str | None, typer.Option(help="Switch mode: ask | agent | quest")] = None,
-    model: Annotated[str | None, typer.Option(help="Use this model from now on.")] = None,
-    yes: Annotated[bool, typer.Option("--yes", help="Allow every action without asking.")] = False,
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format", metavar="FORMAT", help="With --print-messages: openai | anthropic."
+        ),
+    ] = "anthropic",
+    mode: Annotated[
+        str | None, typer.Option(metavar="MODE", help="Switch mode: " + MODE_HELP)
+    ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            metavar="MODEL", help="Switch to this model from now on (default: the session's)."
+        ),
+    ] = None,
+    yes: YesOpt = False,
 ) -> None:
-    """Resume a session where it stopped and finish its task."""
+    """Resume a session where it stopped and finish its task, with the model it ran with."""
     wh = hearth()
+    mode, model = _global(ctx, "mode", mode), _global(ctx, "model", model)
     if format not in ("openai", "anthropic"):
         raise UsageError(f"unknown format {format!r}; use openai or anthropic")
     if session_id and last:
@@ -125,65 +251,139 @@ def resume(
         return
     from workhearth.agent.runner import resume as resume_run
 
-    _require_model(model)
     _stop_cleanly_on_sigterm()
     _finish(resume_run(wh, session, _options(mode, model, yes)))
 
 
-def interactive(mode: str | None = None, model: str | None = None) -> None:
-    """The interactive agent: one session, a prompt per turn, slash commands."""
-    from workhearth.agent.runner import resume as resume_run
+# ------------------------------------------------------------- interactive
 
-    _require_model(model)
-    wh = hearth()
-    opts = _options(mode, model, False)
-    session = wh.sessions.create(model=model, mode=opts.mode or "agent")
-    print(f"hearth — session {session.id} in {wh.workspace}. /help for commands, Ctrl-D to leave.")
-    while True:
-        try:
-            line = input("› ").strip()
-        except EOFError:
-            print()
-            break
-        except KeyboardInterrupt:
-            print()
-            continue
-        if not line:
-            continue
-        if line.startswith("/"):
-            cmd, _, arg = line[1:].partition(" ")
-            arg = arg.strip()
-            if cmd in ("quit", "exit", "q"):
-                break
-            if cmd == "help":
-                print("/mode ask|agent|quest  /model NAME  /memory QUERY  /resume ID  /quit")
-            elif cmd == "mode":
-                from workhearth.agent.runner import MODES
 
-                if arg not in MODES:
-                    print(f"hearth: mode must be one of {', '.join(MODES)}", file=sys.stderr)
-                else:
-                    opts.mode = arg  # type: ignore[assignment]
-                    print(f"mode: {arg}")
-            elif cmd == "model":
-                opts.model = arg or None
-                print(f"model: {arg or 'routed'}")
-            elif cmd == "memory":
-                for h in wh.memory.search(arg or "user", limit=6):
-                    print(f"[{h.score:.2f}] {h.path}:{h.line_start}  {h.text.splitlines()[0]}")
-            elif cmd == "resume":
-                session = wh.sessions.open(arg) if arg else wh.sessions.last()
-                print(f"resumed session {session.id}")
-            else:
-                print(f"unknown command /{cmd}; /help lists them")
-            continue
-        try:
-            result = resume_run(wh, wh.sessions.open(session.id), opts, task=line)
-        except UsageError as exc:
-            print(f"hearth: {exc}", file=sys.stderr)
-            continue
-        print()
+def _say_error(exc: BaseException) -> None:
+    text = str(exc).strip()
+    print(f"hearth: {text.splitlines()[0] if text else type(exc).__name__}", file=sys.stderr)
+
+
+class Repl:
+    """Interactive ``hearth``: one session (created at the first message), slash commands.
+
+    A mistake (a bad name, an unknown session, a model that fails) prints one line
+    and the prompt comes back; only ``/quit`` and the end of input leave.
+    """
+
+    def __init__(self, mode: str | None, model: str | None) -> None:
+        self.wh = hearth()
+        self.opts = _options(mode, model, False)
+        self.session_id: str | None = None
+
+    def current_mode(self) -> str:
+        if self.opts.mode:
+            return self.opts.mode
+        if self.session_id:
+            with self.wh.sessions.open(self.session_id) as session:
+                return str(session.load().business.get("mode") or "agent")
+        return "agent"
+
+    def current_model(self) -> str:
+        if self.opts.model:
+            return self.opts.model
+        default = self.wh.config.models.default
+        return f"routed (default {default})" if default else "routed"
+
+    def command(self, line: str) -> bool:
+        """Run one slash command; False means leave."""
+        from workhearth.agent.runner import MODES, RunOptions, check_model, session_model
+
+        name, _, arg = line[1:].partition(" ")
+        arg = arg.strip()
+        if name in ("quit", "exit", "q"):
+            return False
+        if name == "help":
+            print(REPL_HELP)
+        elif name == "mode":
+            if arg and arg not in MODES:
+                raise UsageError(f"mode must be one of {', '.join(MODES)}")
+            if arg:
+                self.opts.mode = arg  # type: ignore[assignment]
+            print(f"mode: {self.current_mode()}")
+        elif name == "model":
+            if arg:
+                check_model(self.wh, arg)
+                self.opts.model = arg
+            print(f"model: {self.current_model()}")
+        elif name == "memory":
+            self.memory(arg)
+        elif name == "resume":
+            session = self.wh.sessions.open(arg) if arg else self.wh.sessions.last()
+            with session:
+                # Why: a resumed session goes on with its own model, as `hearth resume` does.
+                self.opts.model = session_model(self.wh, session, RunOptions()) or self.opts.model
+            self.session_id = session.id
+            self.opts.mode = None  # and with its own mode, until /mode switches it
+            print(f"resumed session {session.id} (model: {self.current_model()})")
+        else:
+            print(f"unknown command /{name}; /help lists them")
+        return True
+
+    def memory(self, query: str) -> None:
+        if query:
+            hits = self.wh.memory.search(query, limit=6)
+            for h in hits:
+                print(f"[{h.score:.2f}] {h.path}:{h.line_start}  {h.text.splitlines()[0]}")
+            if not hits:
+                print("(nothing found)")
+            return
+        entries, _ = self.wh.memory.list(limit=10)
+        for e in entries:
+            print(f"{e.id}  {e.content.splitlines()[0] if e.content else ''}")
+        if not entries:
+            print("(no memory entries yet; /memory QUERY searches the Markdown too)")
+
+    def turn(self, line: str) -> None:
+        from workhearth.agent.runner import resume as resume_run
+
+        if self.session_id is None:
+            # Why: created at the first message, so leaving at once leaves no empty session.
+            mode = self.opts.mode or "agent"
+            self.session_id = self.wh.sessions.create(model=self.opts.model, mode=mode).id
+        result = resume_run(self.wh, self.wh.sessions.open(self.session_id), self.opts, task=line)
+        if not result.text.endswith("\n"):
+            print()
         if result.status == "error":
             print(f"hearth: {result.error}", file=sys.stderr)
         elif result.status == "interrupted":
             print("(interrupted; the transcript is saved — type to continue)", file=sys.stderr)
+        elif result.status not in ("done", "nothing_to_do"):
+            print(f"hearth: stopped ({result.status.replace('_', ' ')})", file=sys.stderr)
+
+    def loop(self) -> None:
+        print(
+            f"hearth in {self.wh.workspace} — model {self.current_model()}, mode "
+            f"{self.current_mode()}. /help for commands, Ctrl-D to leave."
+        )
+        while True:
+            try:
+                line = input("› ").strip()
+            except EOFError:
+                print()
+                return
+            except KeyboardInterrupt:
+                print()
+                continue
+            if not line:
+                continue
+            try:
+                if line.startswith("/"):
+                    if not self.command(line):
+                        return
+                else:
+                    self.turn(line)
+            except HearthError as exc:
+                _say_error(exc)
+            except KeyboardInterrupt:
+                print("\n(interrupted)", file=sys.stderr)
+
+
+def interactive(mode: str | None = None, model: str | None = None) -> None:
+    """The interactive agent: one session, a prompt per turn, slash commands."""
+    _require_model(model)
+    Repl(mode, model).loop()

@@ -31,3 +31,6 @@ class ChatModel(ABC):
         Returns an assistant message (``{"role": "assistant", "content": [...]}``).
         Provider failures raise a :class:`workhearth.errors.HearthError`.
         """
+
+    def close(self) -> None:  # noqa: B027 - optional hook, not abstract
+        """Release what the model holds (connections); callers close every model they build."""

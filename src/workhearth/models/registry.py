@@ -5,6 +5,11 @@ spec ``openai:MODEL`` / ``anthropic:MODEL`` that uses ``OPENAI_BASE_URL`` /
 ``OPENAI_API_KEY`` (or the ``ANTHROPIC_`` pair). With no name, ``HEARTH_MODEL``
 or ``[models] default`` decides, else the first configured table.
 
+A model must have its API key before the first request (:func:`require_key`),
+except on a loopback base URL: a server on this machine (Ollama, vLLM,
+llama.cpp) usually takes no key, and a key it does need fails with a clear 401
+at once, while a remote API without a key only retries into an auth or DNS error.
+
 Context windows come from the table's ``context_window``, else
 ``[models.context_windows]`` (model-family prefix → tokens), else the built-in
 table below, else :data:`DEFAULT_CONTEXT_WINDOW`.
@@ -12,9 +17,11 @@ table below, else :data:`DEFAULT_CONTEXT_WINDOW`.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -120,6 +127,33 @@ def resolve(spec: str | None, config: ModelsConfig) -> ModelSettings:
         f"unknown model {spec!r}: configured models are {known}; "
         "or name one as openai:MODEL or anthropic:MODEL"
     )
+
+
+def _loopback(base_url: str) -> bool:
+    host = (urlsplit(base_url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def require_key(settings: ModelSettings) -> None:
+    """Raise :class:`ConfigError` naming the variable when ``settings`` needs a key it lacks."""
+    if settings.api_key or _loopback(settings.base_url):
+        return
+    raise ConfigError(
+        f"{settings.api_key_env} is not set: model {settings.name} at {settings.base_url} "
+        f"needs an API key (export {settings.api_key_env}=…)"
+    )
+
+
+def require_keys(spec: str | None, config: ModelsConfig) -> None:
+    """:func:`require_key` for every model a run with ``spec`` (None: routed) may call."""
+    chosen = [resolve(spec, config)] if spec else configured_models(config)
+    for settings in chosen or [resolve(None, config)]:
+        require_key(settings)
 
 
 def build(

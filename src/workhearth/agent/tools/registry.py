@@ -189,21 +189,21 @@ class ToolRegistry:
     def call(self, name: str, arguments: Mapping[str, Any], ctx: ToolContext) -> ToolResult:
         """Run one call end to end (see module doc); always returns a result."""
         started = time.monotonic()
-        decision: Decision = "allowed"
+        decision: Decision = "allowed-by-mode"
         t = self._tools.get(name)
         if t is None or not t.offered(ctx):
             available = ", ".join(n for n, other in self._tools.items() if other.offered(ctx))
             result = ToolResult(f"unknown tool {name!r}; available: {available}", True)
-            decision = "refused-by-policy"
+            decision = "denied-by-policy"
         elif not isinstance(arguments, Mapping):
             result = ToolResult(f"the input of {name} must be a JSON object", True)
-            decision = "refused-by-policy"
+            decision = "denied-by-policy"
         else:
             try:
                 args = t.model.model_validate(dict(arguments))
             except ValidationError as exc:
                 result = ToolResult(_validation_message(name, exc), True)
-                decision = "refused-by-policy"
+                decision = "denied-by-policy"
             else:
                 decision, result = self._run(t, args, ctx)
         problem = self._audit(ctx, name, arguments, decision, result, time.monotonic() - started)
@@ -228,11 +228,17 @@ class ToolRegistry:
         except KeyboardInterrupt:
             raise
         except Exception as exc:
-            return "refused-by-policy", ToolResult(_error_text(t.name, exc), True)
-        if verdict.decision == "denied":
+            return "denied-by-policy", ToolResult(_error_text(t.name, exc), True)
+        if verdict.decision == "denied-by-user":
             return verdict.decision, ToolResult(
                 f"The user denied this {t.name} call. Do not retry it unchanged; "
                 "ask the user how to proceed.",
+                True,
+            )
+        if verdict.decision == "not-asked":
+            return verdict.decision, ToolResult(
+                f"Not run: this {t.name} call needs the user's approval and nobody "
+                "was there to give it.",
                 True,
             )
         if not verdict.allowed:
