@@ -4,10 +4,10 @@
 * ``agent`` — every write, edit, delete, shell command or memory save asks the
   user: allow once, always (for this session, per tool), or deny. With no
   terminal to ask, the call is ``not-asked``: it does not run, never a hang,
-  and the caller stops the run rather than tell the model a person said no. ``memory_save`` always
-  asks about its exact sentence (a saved entry is a sentence the user
-  confirmed), and a command on the denied list is asked about every time even
-  after "always".
+  and the runner stops the run rather than tell the model a person said no.
+  ``memory_save`` always asks about its exact sentence (a saved entry is a
+  sentence the user confirmed), and a command on the denied list is asked about
+  every time even after "always".
 * ``quest`` — asks nothing; the boundaries are the authorized folders (enforced
   by :mod:`.safefs`), the denied-command list (enforced here) and max steps,
   time and cost (enforced by the loop, read from :class:`Policy`).
