@@ -259,7 +259,7 @@ def test_savers_never_lose_a_line_appended_by_hand_meanwhile(tmp_path: Path) -> 
 
 
 def test_edits_and_deletes_carry_over_lines_appended_by_hand_meanwhile(tmp_path: Path) -> None:
-    folder, written, _ = _race(tmp_path, savers=2, count=15, mode="churn")
+    folder, written, _ = _race(tmp_path, savers=2, count=10, mode="churn")
     assert written > 0
     hand = _hand_lines(folder)
     assert sorted(hand) == sorted(f"hand-written line {i}" for i in range(written)), (
