@@ -135,3 +135,19 @@ def test_a_damaged_passphrase_salt_is_reported_clearly(hearth: Hearth) -> None:
     line = assert_one_line_error(hearth.run("sessions", "show", sid, env=PW), "header")
     # Why: the temporary folder's name holds "salt" too; check the words of the message.
     assert "header (meta line) is damaged" in line and "passphrase's salt" in line
+
+
+def test_a_bundle_of_a_session_with_a_damaged_header_imports_elsewhere(
+    hearth: Hearth, hearth2: Hearth
+) -> None:
+    sid = hearth.seed(chat(MESSAGES))
+    flip(hearth.transcript(sid), "mode")
+    bundle = hearth.elsewhere / "damaged.bundle"
+    made = hearth.run("sessions", "export", sid, "--format", "bundle", "-o", str(bundle))
+    assert made.code == 0, made.err
+    imported = hearth2.json(
+        "sessions", "import", str(bundle), "--workspace", str(hearth2.workspace)
+    )
+    assert imported["session_id"] == sid and imported["messages"] == MESSAGES
+    shown = hearth2.json("sessions", "show", sid, "--count", "1")
+    assert shown["total"] == MESSAGES and texts_of(shown["messages"]) == ["msg-298"]

@@ -88,7 +88,12 @@ def export_bundle(session: Session) -> bytes:
             "encrypted": session.encrypted,
         }
         zf.writestr("bundle.json", orjson.dumps(manifest, option=orjson.OPT_INDENT_2))
-        zf.writestr(TRANSCRIPT, session.transcript.read_bytes())
+        transcript = session.transcript.read_bytes()
+        if session.header_rebuilt:
+            # Why: the other machine must be able to read the header; ship the rebuilt
+            # one (still marked "rebuilt") in place of the damaged line.
+            transcript = encode_line(session.meta) + transcript.partition(b"\n")[2]
+        zf.writestr(TRANSCRIPT, transcript)
         outputs = session.folder / TOOL_OUTPUTS
         if outputs.is_dir():
             for path in sorted(outputs.iterdir()):
