@@ -156,12 +156,16 @@ def _global(ctx: typer.Context, name: str, value: str | None) -> str | None:
 
 def check_globals(mode: str | None, model: str | None) -> None:
     """The global ``--mode`` / ``--model``: a bad value is an error whatever the command."""
-    from workhearth.agent.runner import MODES
-    from workhearth.models.registry import resolve
+    # Why imports inside the branches: the agent and the model clients cost ~0.5 s to
+    # import, which every `hearth memory …` paid for options it was not given.
+    if mode is not None:
+        from workhearth.agent.runner import MODES
 
-    if mode is not None and mode not in MODES:
-        raise UsageError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        if mode not in MODES:
+            raise UsageError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
     if model is not None:
+        from workhearth.models.registry import resolve
+
         resolve(model, hearth().config.models)
 
 
