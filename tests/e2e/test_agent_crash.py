@@ -61,7 +61,7 @@ def descendants(pid: int) -> dict[int, str]:
             stat = (entry / "stat").read_text()
             parent[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
             cmdline[int(entry.name)] = (
-                (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
             )
     found: dict[int, str] = {}
     frontier = [pid]
