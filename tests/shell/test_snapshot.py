@@ -202,7 +202,12 @@ def _processes_running(needle: str) -> bool:
         if not pid.isdigit():
             continue
         try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+            cmdline = (
+                Path(f"/proc/{pid}/cmdline")
+                .read_bytes()
+                .replace(b"\0", b" ")
+                .decode("utf-8", "replace")
+            )
         except OSError:
             continue
         if needle in cmdline:
