@@ -17,7 +17,7 @@ import pytest
 
 from tests.e2e.conftest import Hearth, make_hearth, text
 from workhearth import Workhearth
-from workhearth.agent.audit import AuditLog
+from workhearth.agent.audit import DECISIONS, AuditLog
 from workhearth.agent.history import FileHistory
 from workhearth.agent.safefs import SafeFS
 from workhearth.agent.workspace import Workspaces
@@ -83,7 +83,7 @@ def test_a_home_made_through_the_library_is_private(tmp_path: Path, umask_022: N
     history.save(str(work / "src" / "plant.txt"), b"fern\n", replaced_by=b"palm\n")
     fs.delete("src/plant.txt", session=session.id)
     AuditLog(wh.paths.audit_log).record(
-        session=session.id, mode="agent", tool="delete", decision="allowed"
+        session=session.id, mode="agent", tool="delete", decision=DECISIONS[0]
     )
     extra = tmp_path / "extra"
     extra.mkdir()
