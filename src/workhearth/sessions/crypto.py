@@ -40,6 +40,7 @@ from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
 from workhearth.config import EncryptionConfig
 from workhearth.errors import CorruptDataError, EncryptionKeyError
+from workhearth.fsutil import make_private_dir
 
 ALG = "aes-256-gcm"
 KEY_LEN = 32
@@ -90,7 +91,7 @@ def generate_key_file(path: Path) -> None:
     """
     path = Path(path)
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        make_private_dir(path.parent)
         fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     except OSError as exc:
         raise EncryptionKeyError(f"cannot create key file {path} ({exc.strerror})") from None

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from workhearth.fsutil import make_private_dir
 from workhearth.shell.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ def run(
     if sandbox is not None:
         argv = sandbox.argv(argv, readable=[snapshot.path, Path(cwd)])
     spool = output_dir if output_dir is not None else Path(tempfile.gettempdir())
-    spool.mkdir(parents=True, exist_ok=True)
+    make_private_dir(spool)
     out = tempfile.NamedTemporaryFile(dir=spool, prefix="shell-", suffix=".out", delete=False)
     err = tempfile.NamedTemporaryFile(dir=spool, prefix="shell-", suffix=".err", delete=False)
     started = time.monotonic()
