@@ -22,6 +22,7 @@ from workhearth.fsutil import atomic_write, make_private_dir
 from workhearth.models.messages import Message
 from workhearth.paths import HearthPaths
 from workhearth.sessions.codec import SCHEMA_VERSION
+from workhearth.sessions.listing import first_prompt, source_updated
 from workhearth.sessions.log import LogWriter
 from workhearth.sessions.session import TRANSCRIPT, Session
 from workhearth.trash import Trash
@@ -46,6 +47,7 @@ class SessionInfo:
     updated: float
     encrypted: bool
     path: str
+    parent: str | None = None  # a sidechain's parent session (subagent run)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -201,6 +203,11 @@ class SessionStore:
             head = session.summary()
             title, count = head.get("title"), head.get("messages")
             updated = head.get("updated") or mtime
+            # Why: like Claude Code's /resume, a session with no title shows its first prompt.
+            title = title or first_prompt(session)
+            source_time = source_updated(meta)
+            if source_time is not None and abs(mtime - source_time) < 1:
+                updated = source_time  # imported and not continued since: the source's own time
         except EncryptionKeyError:
             title = "(encrypted)"
         except CorruptDataError:
@@ -214,6 +221,7 @@ class SessionStore:
             updated=updated,
             encrypted=bool(meta.get("encryption")),
             path=str(session.folder),
+            parent=meta.get("parent_session"),
         )
 
     # --------------------------------------------------------------- lookup

@@ -57,6 +57,9 @@ class ImportedSession:
     agent_id: str | None = None
     skipped_lines: int = 0  # lines that were not JSON and were skipped
     warnings: list[str] = field(default_factory=list)
+    updated: str | None = None  # the newest timestamp the source holds
+    # What was left out and why, for the importer's report: {"line": n | None, "reason": …}.
+    skipped: list[dict[str, Any]] = field(default_factory=list)
 
 
 def first_text(records: Iterable[dict[str, Any]], key: str) -> str | None:
@@ -66,6 +69,16 @@ def first_text(records: Iterable[dict[str, Any]], key: str) -> str | None:
         if isinstance(value, str) and value:
             return value
     return None
+
+
+def last_text(records: Iterable[dict[str, Any]], key: str) -> str | None:
+    """The last non-empty string under ``key`` among ``records``."""
+    found = None
+    for rec in records:
+        value = rec.get(key)
+        if isinstance(value, str) and value:
+            found = value
+    return found
 
 
 def last_model(messages: list[Message]) -> str | None:
@@ -82,17 +95,25 @@ def read_json_lines(path: Path) -> tuple[list[Any], int]:
     Blank lines are ignored. A line that is not JSON (torn, glued, garbage) is
     skipped and counted rather than stopping the rest of the file.
     """
+    values, bad = read_json_lines_noting(path)
+    return values, len(bad)
+
+
+def read_json_lines_noting(path: Path) -> tuple[list[Any], list[dict[str, Any]]]:
+    """Like :func:`read_json_lines`, but name each skipped line (1-based) and why."""
     values: list[Any] = []
-    bad = 0
+    bad: list[dict[str, Any]] = []
     with path.open("rb") as fh:
-        for raw in fh:
+        for number, raw in enumerate(fh, start=1):
             line = raw.strip()
             if not line:
                 continue
             try:
                 values.append(orjson.loads(line))
             except orjson.JSONDecodeError:
-                bad += 1
+                torn = not raw.endswith(b"\n")
+                reason = "cut mid-line at the end of the file" if torn else "not valid JSON"
+                bad.append({"line": number, "reason": reason})
     return values, bad
 
 

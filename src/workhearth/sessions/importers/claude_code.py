@@ -32,7 +32,8 @@ from workhearth.sessions.importers import (
     ImportedSession,
     first_text,
     last_model,
-    read_json_lines,
+    last_text,
+    read_json_lines_noting,
 )
 
 Record = dict[str, Any]
@@ -53,7 +54,8 @@ _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
 def load_claude_code(path: Path) -> ImportedSession:
     """Read a Claude Code session file (and its ``subagents/`` folder when present)."""
     path = Path(path)
-    values, bad = read_json_lines(path)
+    values, bad_lines = read_json_lines_noting(path)
+    bad = len(bad_lines)
     records = [v for v in values if isinstance(v, dict)]
     if not values:
         raise ImportFormatError(f"{path} is not a Claude Code transcript (no JSON lines)")
@@ -68,6 +70,7 @@ def load_claude_code(path: Path) -> ImportedSession:
 
     session = _build_session(main, records)
     session.skipped_lines = bad
+    session.skipped[:0] = bad_lines
     if bad:
         session.warnings.append(f"skipped {bad} line(s) that were not JSON")
     titles = _task_titles(records)
@@ -101,9 +104,13 @@ def _build_session(records: list[Record], all_records: list[Record]) -> Imported
         model=last_model(messages),
         messages=messages,
         sidechains=[],
+        updated=last_text(records, "timestamp"),
     )
     if broken:
         session.warnings.append(f"chain broken at missing parent {broken}; older history lost")
+        session.skipped.append(
+            {"line": None, "reason": f"history before missing parent {broken} is lost"}
+        )
     return session
 
 
@@ -452,13 +459,14 @@ def _subagent_files(path: Path, titles: dict[str, str]) -> dict[str, ImportedSes
     if not folder.is_dir():
         return found
     for file in sorted(folder.glob("agent-*.jsonl")):
-        values, bad = read_json_lines(file)
+        values, bad = read_json_lines_noting(file)
         records = [v for v in values if isinstance(v, dict)]
         if not records:
             continue
         key = first_text(records, "agentId") or file.stem.removeprefix("agent-")
         sub = _sidechain(records, key, titles)
-        sub.skipped_lines = bad
+        sub.skipped_lines = len(bad)
+        sub.skipped[:0] = [{**b, "file": str(file)} for b in bad]
         found[key] = sub
     return found
 

@@ -33,7 +33,8 @@ from workhearth.sessions.importers import (
     ImportedSession,
     first_text,
     last_model,
-    read_json_lines,
+    last_text,
+    read_json_lines_noting,
 )
 
 Record = dict[str, Any]
@@ -45,10 +46,10 @@ _FAILED_STATES = frozenset({"error", "cancelled", "canceled"})
 def load_qwen_code(path: Path) -> ImportedSession:
     """Read a Qwen Code recording or a Gemini CLI conversation / checkpoint file."""
     path = Path(path)
-    values, bad = read_json_lines(path)
+    values, bad_lines = read_json_lines_noting(path)
     if not values:
         try:
-            values, bad = [orjson.loads(path.read_bytes())], 0
+            values, bad_lines = [orjson.loads(path.read_bytes())], []
         except orjson.JSONDecodeError:
             raise ImportFormatError(
                 f"{path} is not a Qwen Code transcript (no JSON lines)"
@@ -70,7 +71,9 @@ def load_qwen_code(path: Path) -> ImportedSession:
             session = _from_gemini_jsonl(records)
         else:
             raise ImportFormatError(f"{path} is not a Qwen Code transcript (no chat records)")
+    bad = len(bad_lines)
     session.skipped_lines = bad
+    session.skipped[:0] = bad_lines
     if bad:
         session.warnings.append(f"skipped {bad} line(s) that were not JSON")
     return session
@@ -148,6 +151,7 @@ def _chat_session(records: list[Record]) -> ImportedSession:
         model=last_model(messages),
         messages=messages,
         sidechains=[],
+        updated=last_text(records, "timestamp"),
     )
 
 
@@ -381,6 +385,7 @@ def _from_gemini_conversation(meta: dict[str, Any], records: Iterable[Any]) -> I
         model=last_model(messages),
         messages=messages,
         sidechains=[],
+        updated=meta.get("lastUpdated") if isinstance(meta.get("lastUpdated"), str) else None,
     )
 
 

@@ -1,0 +1,123 @@
+"""How ``hearth sessions list`` and ``import`` read to a person (``--json`` is elsewhere)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from workhearth.cli.output import Column, print_fitted
+from workhearth.sessions.store import SessionInfo
+
+SIDECHAIN_MARK = "└ "
+_COLUMNS = [
+    Column("id", cut="never"),
+    Column("updated", cut="never"),
+    Column("msgs", cut="never", align="right"),
+    Column("title"),
+    Column("workspace", cut="start"),
+]
+# Why this order: the id is what people copy, so it never gives way; the title
+# gives way first but keeps a readable start, then the workspace keeps its tail.
+_SHRINK = [(3, 30), (4, 20), (3, 14), (4, 9)]
+_DROP = [3, 4]
+
+
+def short_time(ts: float | None, now: float | None = None) -> str:
+    """``02-10 14:05`` this year, ``2025-02-10`` before: the listing's narrow time."""
+    if not ts:
+        return ""
+    stamp = time.localtime(ts)
+    if stamp.tm_year == time.localtime(now or time.time()).tm_year:
+        return time.strftime("%m-%d %H:%M", stamp)
+    return time.strftime("%Y-%m-%d", stamp)
+
+
+def home_short(path: str) -> str:
+    """``/home/me/x`` as ``~/x``: the same folder, in fewer columns."""
+    home = str(Path.home())
+    if home not in ("", "/") and (path == home or path.startswith(home + "/")):
+        return "~" + path[len(home) :]
+    return path
+
+
+def in_tree_order(infos: list[SessionInfo]) -> list[tuple[SessionInfo, int]]:
+    """Newest first, each sidechain right under its parent (with its depth) when listed."""
+    listed = {i.session_id for i in infos}
+    children: dict[str, list[SessionInfo]] = {}
+    for info in infos:
+        if info.parent in listed and info.parent != info.session_id:
+            children.setdefault(info.parent, []).append(info)
+    out: list[tuple[SessionInfo, int]] = []
+    seen: set[str] = set()
+
+    def place(info: SessionInfo, depth: int) -> None:
+        if info.session_id in seen:
+            return
+        seen.add(info.session_id)
+        out.append((info, depth))
+        for child in reversed(children.get(info.session_id, [])):  # oldest run first
+            place(child, depth + 1)
+
+    for info in infos:
+        if info.parent not in listed:
+            place(info, 0)
+    for info in infos:  # a cycle of parents: still list every session once
+        place(info, 0)
+    return out
+
+
+def _title(info: SessionInfo, depth: int) -> str:
+    title = info.title or ""
+    if depth:
+        return "  " * (depth - 1) + SIDECHAIN_MARK + (title or "(subagent)")
+    if info.parent:
+        return f"(subagent of {info.parent}) {title}".rstrip()
+    return title
+
+
+def print_sessions(infos: list[SessionInfo]) -> None:
+    rows = [
+        [
+            info.session_id,
+            short_time(info.updated),
+            "" if info.messages is None else info.messages,
+            _title(info, depth),
+            home_short(info.workspace),
+        ]
+        for info, depth in in_tree_order(infos)
+    ]
+    print_fitted(_COLUMNS, rows, shrink=_SHRINK, drop=_DROP)
+
+
+def _skipped_lines(result: dict[str, Any]) -> list[str]:
+    lines = []
+    for item in result.get("skipped", []):
+        source = f" of {item['file']}" if item.get("file") else ""
+        where = f"line {item['line']}{source} skipped: " if item.get("line") else ""
+        lines.append(f"session {result['session_id']}: {where}{item['reason']}")
+    for side in result.get("sidechains", []):
+        lines.extend(_skipped_lines(side))
+    return lines
+
+
+def skipped_total(result: dict[str, Any]) -> int:
+    return len(result.get("skipped", [])) + sum(skipped_total(s) for s in result["sidechains"])
+
+
+def print_import(result: dict[str, Any]) -> None:
+    """One line saying what was imported; a warning on stderr for each thing left out."""
+    for line in _skipped_lines(result):
+        print(f"hearth: warning: {line}", file=sys.stderr)
+    sides = len(result["sidechains"])
+    extra = f" (+{sides} linked sidechain sessions)" if sides else ""
+    count = "?" if result["messages"] is None else result["messages"]
+    print(f"imported {count} messages as session {result['session_id']}{extra}")
+    skipped = skipped_total(result)
+    if skipped:
+        print(
+            f"hearth: warning: the import is incomplete: {skipped} part(s) of the source "
+            "could not be read and were skipped (listed above)",
+            file=sys.stderr,
+        )
