@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from workhearth.cli.context import hearth
-from workhearth.cli.output import print_json, table, when
+from workhearth.cli.output import print_json
 from workhearth.errors import UsageError
 
 app = typer.Typer(help="Find, read, check, move and delete sessions.", no_args_is_help=True)
@@ -53,10 +53,9 @@ def list_(
     if not infos:
         print("no sessions yet")
         return
-    table(
-        ["id", "updated", "messages", "title", "workspace"],
-        [[i.session_id, when(i.updated), i.messages, i.title, i.workspace] for i in infos],
-    )
+    from workhearth.cli.sessions_view import print_sessions
+
+    print_sessions(infos)
 
 
 @app.command()
@@ -141,12 +140,14 @@ def import_(
     result = import_path(
         hearth().sessions, path, from_, str(workspace.absolute()) if workspace else None
     )
+    from workhearth.cli.sessions_view import print_import, skipped_total
+
     if json:
         print_json(result)
+        if skipped_total(result):
+            print("hearth: warning: the import is incomplete; see \"skipped\"", file=sys.stderr)
         return
-    sides = len(result["sidechains"])
-    extra = f" (+{sides} linked sidechain sessions)" if sides else ""
-    print(f"imported {result['messages']} messages as session {result['session_id']}{extra}")
+    print_import(result)
 
 
 @app.command()
@@ -163,7 +164,14 @@ def export(
         raise UsageError(f"unknown export format {format!r}; use {', '.join(EXPORT_FORMATS)}")
     if format == "bundle" and output is None:
         raise UsageError("a bundle is binary: give a file with -o FILE")
-    data = export_session(hearth().sessions.open(session_id), format)
+    if output is not None:
+        target = output.absolute()
+        if target.is_dir():
+            raise UsageError(f"{output} is a folder; give a file name with -o FILE")
+        if not target.parent.is_dir():
+            raise UsageError(f"cannot write {output}: folder {target.parent} does not exist")
+    wh = hearth()
+    data = export_session(wh.sessions.open(session_id), format, wh.sessions)
     if output is None:
         sys.stdout.buffer.write(data)
         return
