@@ -130,6 +130,11 @@ class _StopWhenUnasked:
         self.tools = tools
         self.gate = gate
 
+    @property
+    def ctx(self) -> ToolContext:
+        """The context the wrapped tools are bound to."""
+        return self.tools.ctx
+
     def specs(self) -> Sequence[ToolSpec]:
         return self.tools.specs()
 
