@@ -801,3 +801,29 @@ def test_error_messages_are_one_line(tmp_path: Path) -> None:
 def _touch(path: Path) -> Path:
     path.write_bytes(b"")
     return path
+
+
+def test_skipped_lines_are_named_with_their_reason(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("u1", None, "prompt")
+    t.garbage(b"this is not json")
+    t.assistant("a1", "u1", "msg_1", text("answer"))
+    t.user("u2", "a1", "more")
+    path = t.write(tmp_path / "s.jsonl")
+    path.write_bytes(path.read_bytes() + b'{"parentUuid": "u2", "type": "assis')  # cut mid-line
+    session = load(path)
+    assert session.skipped == [
+        {"line": 2, "reason": "not valid JSON"},
+        {"line": 5, "reason": "cut mid-line at the end of the file"},
+    ]
+    assert session.updated == "2026-01-01T00:00:03.000Z"  # the newest timestamp read
+
+
+def test_a_broken_chain_is_reported_as_skipped_history(tmp_path: Path) -> None:
+    t = Transcript()
+    t.user("u1", None, "lost prompt")
+    t.assistant("a1", "gone", "msg_1", text("answer"))
+    session = load(t.write(tmp_path / "s.jsonl"))
+    assert session.skipped == [
+        {"line": None, "reason": "history before missing parent gone is lost"}
+    ]
