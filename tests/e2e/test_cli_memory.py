@@ -257,3 +257,49 @@ def test_reading_commands_work_on_a_read_only_home(hearth: Hearth) -> None:
         got = _reading_commands(ro)
     assert got == expected
     assert files_digest(hearth) == before
+
+
+def test_files_in_other_encodings_are_read_and_binary_ones_skipped(hearth: Hearth) -> None:
+    """Issue #9: random bytes were indexed and injected, UTF-16 went in NUL-filled,
+    Latin-1 showed U+FFFD. Text in any usual encoding is found; binary is named, never used."""
+    import random
+
+    assert hearth.run("memory", "save", "The deploy target is staging.").code == 0
+    folder = project_folder(hearth)
+    files = {
+        "garbage.md": random.Random(9).randbytes(6000),
+        "notepad.md": "# Notes\n\nThe cluster is called zephyr.\n".encode("utf-16"),
+        "bom.md": "\ufeffThe printer is named quokka.\n".encode(),
+        "legacy.md": "Le dessert préféré: crème brûlée, 3 €.\n".encode("cp1252"),
+        "escapes.md": b"Coloured \x1b[31mwombat\x1b[0m output\x07 here.\n",
+    }
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+
+    found = hearth.json("memory", "search", "zephyr")
+    assert [h["path"] for h in found] == ["notepad.md"]
+    assert "zephyr" in found[0]["text"] and "\x00" not in found[0]["text"]
+    assert [h["path"] for h in hearth.json("memory", "search", "quokka")] == ["bom.md"]
+    legacy = hearth.json("memory", "search", "brûlée")
+    assert [h["path"] for h in legacy] == ["legacy.md"]
+    assert "crème brûlée, 3 €" in legacy[0]["text"]
+
+    context = hearth.json("memory", "context")["context"]
+    assert "zephyr" in context and "wombat" in context and "crème brûlée" in context
+    bad = [c for c in context if (ord(c) < 32 and c not in "\n\t") or 0x7F <= ord(c) <= 0x9F]
+    assert bad == [] and "\ufffd" not in context
+    assert "garbage.md" not in context
+
+    status = hearth.json("memory", "status")["project"]
+    assert [s["path"] for s in status["skipped"]] == ["garbage.md"]
+    assert {d["path"] for d in status["decoded"]} == {"notepad.md", "legacy.md"}
+    human = hearth.run("memory", "status")
+    assert "skipped: project:garbage.md" in human.out
+    assert "legacy.md: not UTF-8: read as Windows-1252" in human.out
+    doctor = hearth.run("doctor")
+    (line,) = [x for x in doctor.out.splitlines() if x.startswith("memory ")]
+    assert "project:garbage.md" in line
+
+    # Hearth never rewrites a file the user wrote.
+    for name, data in files.items():
+        assert (folder / name).read_bytes() == data

@@ -69,6 +69,7 @@ def doctor(json: Annotated[bool, typer.Option("--json")] = False) -> None:
         "workspace": str(wh.workspace),
         "fsync": cfg.fsync,
         "sessions": wh.sessions.count(),
+        "memory_skipped": wh.memory.skipped_files(),
         "encryption": {"new_sessions": enc.enabled, "key_source": key_source},
         "model": cfg.models.default or next(iter(cfg.models.entries), None),
         "shell": os.environ.get("SHELL"),
@@ -97,6 +98,8 @@ def _print(report: dict[str, Any], cfg: Config) -> None:
         print(f"config      {report['config_file'] or 'none (embedded defaults)'}")
     print(f"workspace   {report['workspace']}")
     print(f"sessions    {report['sessions']} (fsync policy: {cfg.fsync})")
+    skipped = report["memory_skipped"]
+    print(f"memory      {'not text, skipped: ' + ', '.join(skipped) if skipped else 'ok'}")
     print(
         f"encryption  {'on' if enc.enabled else 'off'}" + (f" ({key_source})" if key_source else "")
     )

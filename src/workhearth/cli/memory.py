@@ -88,6 +88,10 @@ def status(json: JsonOpt = False) -> None:
         )
         if info.get("meta_damage"):
             print(f"warning: {info['meta_damage']}")
+        for item in info.get("skipped", []):
+            print(f"skipped: {layer}:{item['path']}: {item['reason']}")
+        for item in info.get("decoded", []):
+            print(f"note: {layer}:{item['path']}: {item['note']}")
     print(f"maintenance: {data['maintenance']}")
 
 

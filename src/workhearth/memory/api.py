@@ -22,9 +22,17 @@ from workhearth.memory.bank import (
     validate,
 )
 from workhearth.memory.context import pick_chunks, render
+from workhearth.memory.decode import decode_file
 from workhearth.memory.entries import ID_RE
 from workhearth.memory.evict import evict
-from workhearth.memory.files import LAYERS, MEMORY_FILE, USER_FILE, Layer, daily_file
+from workhearth.memory.files import (
+    LAYERS,
+    MEMORY_FILE,
+    USER_FILE,
+    Layer,
+    daily_file,
+    markdown_files,
+)
 from workhearth.memory.index import IndexReport
 from workhearth.memory.layer import LayerStore
 from workhearth.memory.schema import cannot_write
@@ -281,9 +289,34 @@ class Memory:
                 )
                 info["entries"] = len(store.meta.entries)
                 info["meta_damage"] = store.meta_damage
+                info["skipped"], info["decoded"] = self._file_notes(folder)
             out[name] = info
         out["maintenance"] = self.config.maintenance
         return out
+
+    def skipped_files(self) -> list[str]:
+        """``layer:path`` of every memory file that is not text (never indexed nor injected)."""
+        return [
+            f"{name}:{item['path']}"
+            for name in LAYERS
+            for item in self._file_notes(self.folder(name))[0]
+        ]
+
+    @staticmethod
+    def _file_notes(folder: Path) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+        """Files that are not text (skipped) and files read in another encoding than UTF-8."""
+        skipped: list[dict[str, str]] = []
+        decoded: list[dict[str, str]] = []
+        for rel, _st in markdown_files(folder):
+            try:
+                result = decode_file((folder / rel).read_bytes())
+            except OSError:
+                continue
+            if result.text is None:
+                skipped.append({"path": rel, "reason": result.note or "binary"})
+            elif result.note:
+                decoded.append({"path": rel, "note": result.note})
+        return skipped, decoded
 
     # ------------------------------------------------------------ reflection
     def reflect(

@@ -39,6 +39,7 @@ import orjson
 from workhearth.errors import CorruptDataError, HearthError
 from workhearth.fsutil import atomic_write, make_private_dir
 from workhearth.memory.chunking import CHUNK_CHARS, chunk_lines
+from workhearth.memory.decode import DECODER_VERSION, text_lines
 from workhearth.memory.files import HASH_STATE_FILE, INDEX_FILE, markdown_files
 from workhearth.memory.schema import (
     FTS_TABLES,
@@ -113,6 +114,7 @@ def fingerprint() -> str:
     text = "\n".join(probe)
     parts = [
         STATE_VERSION,
+        DECODER_VERSION,
         [(c.line_start, c.line_end, c.text, c.entry_id) for c in chunks],
         [count_tokens(c.text) for c in chunks],
         cjk_grams(text),
@@ -518,7 +520,7 @@ def _batches(changed: list[_Changed], folder: Path) -> Iterator[list[tuple[_Chan
             # Why: record the hash of what is indexed, even if the file changed since.
             item.digest = _hash(data)
         item.data = None
-        batch.append((item, data.decode("utf-8", errors="replace").splitlines()))
+        batch.append((item, text_lines(data)))
         size += len(data)
         if size >= BATCH_CHUNKS * CHUNK_CHARS:
             yield batch
