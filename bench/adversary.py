@@ -448,7 +448,7 @@ READ_COMMANDS: list[tuple[str, list[str]]] = [
     ("sessions verify", ["sessions", "verify", "{sid}"]),
     ("resume --print-messages", ["resume", "{sid}", "--print-messages"]),
     ("memory search", ["memory", "search", "release", "--json"]),
-    ("memory list", ["memory", "list", "--json"]),
+    ("memory list", ["memory", "list", "--limit", "100", "--json"]),
     ("memory status", ["memory", "status"]),
     ("memory context", ["memory", "context", "--topic", "release"]),
 ]

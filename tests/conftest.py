@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 
+from tests.disks import small_tmpfs
 from tests.fake_providers import FakeProvider, Reply
 
 
@@ -22,3 +24,10 @@ def serve() -> Iterator[Callable[[list[Reply]], FakeProvider]]:
     yield start
     for fake in started:
         fake.__exit__(None, None, None)
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MiB tmpfs with at most 200 files, unmounted after the test."""
+    with small_tmpfs(tmp_path / "disk") as disk:
+        yield disk

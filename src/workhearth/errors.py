@@ -39,6 +39,10 @@ class SessionLockedError(HearthError):
     """Another live process is writing the same session."""
 
 
+class StorageError(HearthError):
+    """The disk refused a write (full, read-only, over quota); nothing half-written is kept."""
+
+
 class CorruptDataError(HearthError):
     """Stored data is damaged beyond what the reader can skip."""
 

@@ -4,64 +4,16 @@ root); without the right to mount, these tests are skipped with the reason."""
 
 from __future__ import annotations
 
-import contextlib
-import errno
 import os
 import sqlite3
-import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.disks import fill_bytes, fill_inodes
 from workhearth import Workhearth
 from workhearth.errors import HearthError
-
-
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 2 MiB tmpfs with at most 200 files."""
-    at = tmp_path / "disk"
-    at.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=2m,nr_inodes=200,mode=0700", "tmpfs", str(at)],
-        capture_output=True,
-        text=True,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.strip()}")
-    try:
-        yield at
-    finally:
-        if subprocess.run(["umount", str(at)], capture_output=True).returncode != 0:
-            subprocess.run(["umount", "-l", str(at)], capture_output=True)
-
-
-def fill_bytes(disk: Path) -> Path:
-    """Fill every free byte; returns the filler file."""
-    filler = disk / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        with contextlib.suppress(OSError):
-            while os.write(fd, b"\0" * 4096):
-                pass
-    finally:
-        os.close(fd)
-    return filler
-
-
-def fill_inodes(disk: Path) -> list[Path]:
-    """Create empty files until no file can be created; returns them."""
-    made = []
-    while True:
-        path = disk / f"inode-{len(made)}"
-        try:
-            path.touch()
-        except OSError as exc:
-            assert exc.errno == errno.ENOSPC
-            return made
-        made.append(path)
 
 
 def indexed_ids(folder: Path) -> set[str]:

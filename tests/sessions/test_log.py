@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from workhearth.errors import SessionLockedError
+from workhearth.errors import SessionLockedError, StorageError
 from workhearth.sessions.codec import encode_line, line_ok
 from workhearth.sessions.log import LogWriter, ScanResult, scan
 
@@ -245,3 +245,25 @@ def test_turn_fsyncs_are_coalesced_and_the_last_turn_still_reaches_disk(
     assert not w._dirty
     assert len(calls) > mark  # by this call, or by the append itself when 200 ms had passed
     w.close()
+
+
+def test_an_append_on_a_full_disk_is_refused_whole_and_the_log_stays_clean(
+    small_disk: Path,
+) -> None:
+    """ENOSPC mid-line: a clear StorageError, no torn tail, and appends go on once freed."""
+    path = small_disk / "transcript.jsonl"
+    big = "x" * 30_000  # several pages, so the disk fills in the middle of a line
+    with LogWriter(path, "s1", "never") as w:
+        acked = [w.append("meta", {"schema": 1})]
+        fs = os.statvfs(small_disk)
+        # Why: leave about 12 KB free, less than one event, so the write is cut short.
+        (small_disk / "filler").write_bytes(b"\0" * (fs.f_bavail * fs.f_frsize - 12_288))
+        with pytest.raises(StorageError, match="event not saved"):
+            for _ in range(10):
+                acked.append(w.append("message", {"message": {"role": "user", "text": big}}))
+        assert path.read_bytes().endswith(b"\n")  # the cut line was taken back
+        (small_disk / "filler").unlink()
+        acked.append(w.append("message", {"message": {"role": "user", "text": "after"}}))
+    got, res = seqs(path)
+    assert got == acked
+    assert res.damage.total == 0

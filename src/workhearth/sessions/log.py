@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from workhearth.config import FsyncPolicy
-from workhearth.errors import CorruptDataError, SessionLockedError
+from workhearth.errors import CorruptDataError, SessionLockedError, StorageError
 from workhearth.fsutil import fsync_dir
 from workhearth.sessions.codec import (
     SUFFIX_LEN,
@@ -235,7 +235,7 @@ class LogWriter:
         self.last_seq = max(tail_seq, known_seq)
         if not ends_nl:
             # Why: a crash left a torn last line; the next event must start on a fresh line.
-            os.write(self._fd, b"\n")
+            size += os.write(self._fd, b"\n")
         self._dirty = False
         self._last_sync = time.monotonic()
         self._bytes = size
@@ -258,11 +258,21 @@ class LogWriter:
             inner = {"type": event_type, "ts": time.time(), **payload}
             event = {"seq": seq, "sid": self.session_id, **self._sealer(seq, orjson.dumps(inner))}
         line = encode_line(event)
-        written = os.write(self._fd, line)
-        if written != len(line):  # pragma: no cover - regular files write whole lines
-            view = memoryview(line)[written:]
-            while view:
-                view = view[os.write(self._fd, view) :]
+        try:
+            written = os.write(self._fd, line)
+            if written != len(line):  # a full disk can take part of a line
+                view = memoryview(line)[written:]
+                while view:
+                    view = view[os.write(self._fd, view) :]
+        except OSError as exc:
+            # Why: the event is not acknowledged, so no part of it may stay: a torn
+            # tail would only be skipped by readers, but cutting it keeps the log clean.
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, self._bytes)
+            raise StorageError(
+                f"session {self.session_id}: event not saved: {exc.strerror or exc}",
+                path=str(self.path),
+            ) from None
         self.last_seq = seq
         self._bytes += len(line)
         self._dirty = True
