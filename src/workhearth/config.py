@@ -238,16 +238,16 @@ def _model_settings(
     for key in ("model", "base_url", "api_key_env"):
         if key in table and (not isinstance(table[key], str) or not table[key]):
             raise ConfigError(f"{where} {key} must be a non-empty string")
-    base = _provider_settings(provider, env)  # type: ignore[arg-type]
+    base = _provider_settings(provider, env)
     key_env = str(table.get("api_key_env") or base.api_key_env)
     return ModelSettings(
         name=name,
-        provider=provider,  # type: ignore[arg-type]
+        provider=provider,
         model=str(table.get("model") or name),
         base_url=str(table.get("base_url") or base.base_url),
         api_key_env=key_env,
         api_key=env.get(key_env) or None,
-        tier=tier,  # type: ignore[arg-type]
+        tier=tier,
         context_window=_opt_int(table, "context_window", where),
         max_tokens=_opt_int(table, "max_tokens", where),
         thinking_budget=_opt_int(table, "thinking_budget", where),
@@ -345,7 +345,7 @@ def load_config(
     return Config(
         home=home,
         memory=memory,
-        fsync=fsync,  # type: ignore[arg-type]
+        fsync=fsync,
         encryption=encryption,
         models=_models_config(
             _section(raw, "models", cfg_path),

@@ -285,7 +285,7 @@ class Trash:
         return item
 
     def list(self) -> list[TrashItem]:
-        items = []
+        items: list[TrashItem] = []
         if not self.root.is_dir():
             return items
         for slot in sorted(self.root.iterdir(), reverse=True):

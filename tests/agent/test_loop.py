@@ -262,6 +262,19 @@ def test_max_steps_stops_and_the_session_resumes(
     assert_valid(api, more)
 
 
+def test_no_step_limit_runs_until_the_model_is_done(
+    session: Session, fs: SafeFS, config: Config, serve, api: str
+) -> None:
+    # Why: Limits (and a quest Policy) say None means no limit; it once crashed the loop.
+    fake = serve(
+        [calls(api, (f"call_{i}", "list_dir", {"path": "."})) for i in range(3)]
+        + [say(api, "Looked.")]
+    )
+    model = provider(api, fake)
+    result = make_agent(session, fs, config, model, limits=Limits(max_steps=None)).run("look")
+    assert (result.status, result.steps, result.text) == ("done", 4, "Looked.")
+
+
 def test_max_seconds_stops_a_step_that_crosses_it(
     session: Session, fs: SafeFS, config: Config, serve
 ) -> None:

@@ -86,7 +86,9 @@ class ApprovalRequest:
 class Approver(Protocol):
     """Answers approval requests. ``human`` is True when a person answers them."""
 
-    human: bool
+    # Why: read-only, so a class attribute and a computed property (TerminalApprover) both fit.
+    @property
+    def human(self) -> bool: ...
 
     def ask(self, request: ApprovalRequest) -> Answer: ...
 
@@ -372,7 +374,7 @@ class Gate:
     def __init__(self, mode: str, policy: Policy | None = None, approver: Approver | None = None):
         if mode not in MODES:
             raise UsageError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-        self.mode: Mode = mode  # type: ignore[assignment]
+        self.mode: Mode = mode
         self.policy = policy or Policy()
         self.approver: Approver = approver or deny_all
         self.always: set[str] = set()

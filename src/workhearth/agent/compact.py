@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import orjson
 
-from workhearth.models.messages import Message, result_text
+from workhearth.models.messages import Message, message_text, result_text
 from workhearth.models.streaming import StreamingChatModel
 from workhearth.models.tokens import count_tokens
 from workhearth.sessions.session import Session
@@ -94,13 +94,16 @@ class Compactor:
             for b in m["content"]:
                 kind = b.get("type")
                 if kind == "text":
-                    lines.append(f"{m['role']}: {b['text']}")
+                    lines.append(f"{m['role']}: {b.get('text', '')}")
                 elif kind == "tool_use":
                     lines.append(
-                        f"tool call {b['name']}: {orjson.dumps(b.get('input', {})).decode()}"
+                        f"tool call {b.get('name')}: {orjson.dumps(b.get('input', {})).decode()}"
                     )
                 elif kind == "tool_result":
-                    lines.append(f"tool result: {result_text(b.get('content') or '')}")
+                    content = b.get("content") or ""
+                    lines.append(
+                        f"tool result: {result_text(content if isinstance(content, list) else str(content))}"
+                    )
         transcript = "\n".join(lines)
         budget_chars = max(4_000, int(window * 0.6) * 3)
         if len(transcript) > budget_chars:
@@ -111,7 +114,5 @@ class Compactor:
             SUMMARY_SYSTEM,
             [{"role": "user", "content": [{"type": "text", "text": transcript}]}],
         )
-        text = "".join(
-            b.get("text", "") for b in reply["content"] if b.get("type") == "text"
-        ).strip()
+        text = message_text(reply).strip()
         return text or "(earlier conversation omitted)"

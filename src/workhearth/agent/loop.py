@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from workhearth.agent.tools.context import ToolResult
 from workhearth.errors import ModelError
-from workhearth.models.messages import Message
+from workhearth.models.messages import (
+    Block,
+    Message,
+    ToolResultBlock,
+    ToolUseBlock,
+    message_text,
+)
 from workhearth.models.streaming import (
     Completion,
     Done,
@@ -31,12 +38,6 @@ from workhearth.sessions.session import Session
 Status = Literal["done", "max_steps", "time", "cost", "interrupted", "error", "nothing_to_do"]
 
 
-@dataclass
-class ToolOutcome:
-    content: str
-    is_error: bool = False
-
-
 class ToolBox(Protocol):
     """What the loop needs from the tool registry."""
 
@@ -44,14 +45,14 @@ class ToolBox(Protocol):
 
     def read_only(self, name: str) -> bool: ...
 
-    def call(self, name: str, arguments: dict[str, Any], call_id: str) -> ToolOutcome: ...
+    def call(self, name: str, arguments: Mapping[str, Any], call_id: str) -> ToolResult: ...
 
 
 @dataclass
 class Limits:
     """Quest boundaries; ``None`` means no limit."""
 
-    max_steps: int = 50
+    max_steps: int | None = 50
     max_seconds: float | None = None
     max_cost: float | None = None
 
@@ -80,15 +81,11 @@ class ToolEvent:
     name: str
     call_id: str
     arguments: dict[str, Any]
-    outcome: ToolOutcome | None = None
+    outcome: ToolResult | None = None
 
 
 Listener = Callable[[StreamEvent | ToolEvent], None]
 Compactor = Callable[[Session, StreamingChatModel], bool]
-
-
-def _text_of(message: Message) -> str:
-    return "".join(b.get("text", "") for b in message["content"] if b.get("type") == "text")
 
 
 class Agent:
@@ -168,12 +165,12 @@ class Agent:
             self.session.turn_end()
         messages = self._conversation()
         if not messages or messages[-1]["role"] != "user":
-            last = _text_of(messages[-1]) if messages else ""
+            last = message_text(messages[-1]) if messages else ""
             return RunResult("nothing_to_do", last, 0, self.session.id)
         steps = 0
         text = ""
         while True:
-            if steps >= self.limits.max_steps:
+            if self.limits.max_steps is not None and steps >= self.limits.max_steps:
                 return self._stop("max_steps", text, steps)
             if deadline is not None and time.monotonic() > deadline:
                 return self._stop("time", text, steps)
@@ -196,7 +193,7 @@ class Agent:
                 result.error = str(exc)
                 return result
             message = completion.message
-            text = _text_of(message) or text
+            text = message_text(message) or text
             calls = completion.tool_calls
             if not calls:
                 self.checkpoint()
@@ -207,7 +204,8 @@ class Agent:
             except KeyboardInterrupt:
                 self.session.turn_end()
                 return self._stop("interrupted", text, steps)
-            self.session.append_message({"role": "user", "content": results})
+            content: list[Block] = [*results]
+            self.session.append_message({"role": "user", "content": content})
             self.checkpoint()
             self.session.turn_end()
             messages = self._conversation()
@@ -266,13 +264,13 @@ class Agent:
             )
         return completion
 
-    def _run_tools(self, calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        def one(call: dict[str, Any]) -> dict[str, Any]:
+    def _run_tools(self, calls: list[ToolUseBlock]) -> list[ToolResultBlock]:
+        def one(call: ToolUseBlock) -> ToolResultBlock:
             args = call.get("input") or {}
             self.listener(ToolEvent("start", call["name"], call["id"], args))
             outcome = self.tools.call(call["name"], args, call["id"])
             self.listener(ToolEvent("end", call["name"], call["id"], args, outcome))
-            block: dict[str, Any] = {
+            block: ToolResultBlock = {
                 "type": "tool_result",
                 "tool_use_id": call["id"],
                 "content": outcome.content or "(no output)",

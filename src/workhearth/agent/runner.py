@@ -19,18 +19,20 @@ from workhearth.agent import scratch
 from workhearth.agent.approval import ApprovalRequest, Approver, Gate, Policy, TerminalApprover
 from workhearth.agent.audit import AuditLog
 from workhearth.agent.compact import Compactor
-from workhearth.agent.loop import Agent, Limits, Listener, RunResult, ToolEvent, ToolOutcome
+from workhearth.agent.loop import Agent, Limits, Listener, RunResult, ToolEvent
 from workhearth.agent.retention import sweep_if_due
 from workhearth.agent.safefs import SafeFS
 from workhearth.agent.tools import (
     Subagent,
     ToolContext,
     ToolRegistry,
+    ToolResult,
     default_registry,
     quest_sandbox,
 )
 from workhearth.agent.tools import task as task_tool
 from workhearth.agent.workspace import Workspaces
+from workhearth.config import Tier
 from workhearth.errors import HearthError, UsageError
 from workhearth.models.streaming import ToolSpec
 from workhearth.shell.sandbox import NOT_INSTALLED
@@ -108,7 +110,7 @@ def _mode(value: str | None, default: str | None) -> Mode:
     mode = value or default or "agent"
     if mode not in MODES:
         raise UsageError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-    return mode  # type: ignore[return-value]
+    return mode
 
 
 class NobodyToAsk(HearthError):
@@ -141,7 +143,7 @@ class _StopWhenUnasked:
     def read_only(self, name: str) -> bool:
         return self.tools.read_only(name)
 
-    def call(self, name: str, arguments: dict[str, Any], call_id: str) -> ToolOutcome:
+    def call(self, name: str, arguments: Mapping[str, Any], call_id: str) -> ToolResult:
         result = self.tools.call(name, arguments, call_id)
         if self.gate.unasked is not None:
             raise NobodyToAsk(self.gate.unasked)
@@ -316,7 +318,7 @@ def _subagent(
             child_ctx = dataclasses.replace(
                 ctx, session=child, history=None, subagent=None, call_id=""
             )
-            tier = getattr(parent.model, "tier", None) or "light"
+            tier: Tier = parent.model.tier if isinstance(parent.model, Router) else "light"
             router = Router.from_config(wh.config.models, pinned=opts.model, tier=tier)
             agent = Agent(
                 session=child,

@@ -13,6 +13,7 @@ and every session, which the agent must not be able to rewrite.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import fcntl
 import os
@@ -73,7 +74,7 @@ class Workspaces:
             if isinstance(item, dict) and item.get("path")
         ]
 
-    def _save(self, folders: list[AuthorizedFolder]) -> None:
+    def _save(self, folders: builtins.list[AuthorizedFolder]) -> None:
         data = {"version": _VERSION, "workspaces": [f.as_dict() for f in folders]}
         atomic_write(self.file, orjson.dumps(data, option=orjson.OPT_INDENT_2))
 
@@ -120,13 +121,13 @@ class Workspaces:
         return next(f for f in folders if f.path == path)
 
     # -------------------------------------------------------------- session
-    def roots(self) -> list[Path]:
+    def roots(self) -> builtins.list[Path]:
         """Folders this session may touch: the current workspace first, then the added ones.
 
         Folders that no longer exist are left out (an open walk needs a folder),
         and so is anything inside workhearth's home, even as the current folder.
         """
-        out: list[Path] = []
+        out: builtins.list[Path] = []
         candidates = [self.current] if self.current is not None else []
         candidates += [Path(f.path) for f in self.list()]
         for path in candidates:
@@ -134,6 +135,6 @@ class Workspaces:
                 out.append(path)
         return out
 
-    def protected(self) -> list[Path]:
+    def protected(self) -> builtins.list[Path]:
         """Folders refused even inside a root: workhearth's home (trash, audit, sessions)."""
         return [self.paths.home]

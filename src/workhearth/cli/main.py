@@ -77,15 +77,17 @@ def run(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         code = 0
     except UnicodeError as exc:
-        code = _fail(f"text is not valid UTF-8 ({exc.reason})", 2)
+        # Why: only the decode/encode subclasses carry a reason; a bare UnicodeError has none.
+        code = _fail(f"text is not valid UTF-8 ({getattr(exc, 'reason', exc)})", 2)
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         code = _fail(f"{where}{exc.strerror or exc}", 1)
     except Exception as exc:
         # Why: Typer vendors its own click, so its usage errors, Exit and Abort are
         # recognised by shape (exit_code, format_message), not by class.
-        if type(exc).__name__ == "NoArgsIsHelpError" and getattr(exc, "ctx", None):
-            print(exc.ctx.get_help())  # a bare group: show its help, as a person expects
+        help_ctx = getattr(exc, "ctx", None)
+        if type(exc).__name__ == "NoArgsIsHelpError" and help_ctx:
+            print(help_ctx.get_help())  # a bare group: show its help, as a person expects
             code = 0
         elif hasattr(exc, "format_message") and hasattr(exc, "exit_code"):
             code = _fail(exc.format_message(), exc.exit_code)

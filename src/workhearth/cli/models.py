@@ -55,7 +55,7 @@ def test(
     json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Send one tiny request and report the answer and the latency."""
-    from workhearth.models.messages import text_message
+    from workhearth.models.messages import message_text, text_message
     from workhearth.models.registry import build_model
 
     model = build_model(name, hearth().config.models)
@@ -67,9 +67,7 @@ def test(
     finally:
         model.close()
     elapsed = time.monotonic() - started
-    text = " ".join(
-        b.get("text", "") for b in completion.message["content"] if b.get("type") == "text"
-    ).strip()
+    text = message_text(completion.message, " ").strip()
     result = {"name": name, "model": completion.model, "answer": text, "seconds": round(elapsed, 3)}
     if json:
         print_json(result)

@@ -307,7 +307,7 @@ class Repl:
             if arg and arg not in MODES:
                 raise UsageError(f"mode must be one of {', '.join(MODES)}")
             if arg:
-                self.opts.mode = arg  # type: ignore[assignment]
+                self.opts.mode = arg
             print(f"mode: {self.current_mode()}")
         elif name == "model":
             if arg:

@@ -224,9 +224,9 @@ def rollback_store(store: LayerStore, backup: str | Path) -> Outcome:
         saved = copy.deepcopy(store.meta.entries)
         store._log_evicted(items, "rollback")
         for entry_id in restored_ids:
-            meta = originals.get(entry_id) or store.meta.get(entry_id)
-            if meta is not None:
-                store.meta.put(entry_id, {**meta, "file": rel})
+            back = originals.get(entry_id) or store.meta.get(entry_id)
+            if back is not None:
+                store.meta.put(entry_id, {**back, "file": rel})
         store.meta.save()
 
         def restore(current: list[str]) -> tuple[list[str], None]:

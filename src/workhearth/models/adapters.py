@@ -223,7 +223,7 @@ def from_openai(messages: list[dict[str, Any]]) -> tuple[str | None, list[Messag
         canonical_role = "assistant" if role == "assistant" else "user"
         if canonical_role == "user" and out and out[-1]["role"] == "user":
             # Why: tool messages and the user text after them are one canonical turn.
-            out[-1]["content"].extend(blocks)  # type: ignore[arg-type]
+            out[-1]["content"].extend(blocks)
         else:
             out.append({"role": canonical_role, "content": blocks})  # type: ignore[typeddict-item]
     return (_JOIN.join(system_parts) or None), out

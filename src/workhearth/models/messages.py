@@ -76,6 +76,11 @@ def text_message(role: Role, text: str, **extra: Any) -> Message:
     return msg
 
 
+def message_text(message: Message, sep: str = "") -> str:
+    """The text of ``message``'s ``text`` blocks, joined with ``sep``."""
+    return sep.join(str(b.get("text", "")) for b in message["content"] if b.get("type") == "text")
+
+
 def result_text(content: str | list[dict[str, Any]], sep: str = "\n") -> str:
     """The text of a ``tool_result``'s content (a string, or text blocks among others)."""
     if isinstance(content, str):

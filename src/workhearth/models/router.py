@@ -80,7 +80,7 @@ def task_text(messages: list[Message]) -> str:
     for message in reversed(messages):
         if message["role"] != "user":
             continue
-        texts = [b["text"] for b in message["content"] if b.get("type") == "text"]  # type: ignore[typeddict-item]
+        texts = [b["text"] for b in message["content"] if b.get("type") == "text"]
         if texts:
             return "\n".join(texts)
     return ""

@@ -28,7 +28,7 @@ import secrets
 import stat
 import struct
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -389,7 +389,7 @@ class SessionCipher:
         cfg: EncryptionConfig,
         session_id: str,
         salvaged: object,
-        probes: list[tuple[int, Mapping[str, Any]]],
+        probes: Sequence[tuple[int, Mapping[str, Any]]],
     ) -> tuple[SessionCipher, dict]:
         """Open a session whose meta line is damaged, proving the key on its other lines.
 

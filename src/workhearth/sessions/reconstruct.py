@@ -274,7 +274,7 @@ class _Repair:
             if block["type"] != "tool_result":
                 self.user_other.append(block)
                 continue
-            original = block["tool_use_id"]  # type: ignore[typeddict-item]
+            original = block["tool_use_id"]
             new_id = None
             for candidate in self.window.get(original, ()):
                 if candidate not in self.answered:
@@ -286,7 +286,7 @@ class _Repair:
                 continue
             self.answered.add(new_id)
             if new_id != original:
-                block = {**block, "tool_use_id": new_id}  # type: ignore[assignment]
+                block = {**block, "tool_use_id": new_id}
             self.user_results.append(block)
 
     def _flush_user(self, *, at_end: bool) -> None:
@@ -350,11 +350,11 @@ class _Repair:
         content: list[Block] = []
         for block in blocks:
             if block["type"] == "tool_use":
-                original = block["id"]  # type: ignore[typeddict-item]
+                original = block["id"]
                 new_id = original
                 if new_id in self.seen_tool_ids:
                     new_id = self._fresh_id(original)
-                    block = {**block, "id": new_id}  # type: ignore[assignment]
+                    block = {**block, "id": new_id}
                 self.seen_tool_ids.add(new_id)
                 self.window.setdefault(original, []).append(new_id)
                 self.window_order.append(new_id)

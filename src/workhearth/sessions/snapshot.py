@@ -21,13 +21,12 @@ read whole: AES-GCM verifies it before releasing any of it.
 
 from __future__ import annotations
 
-import io
 import os
 import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 import orjson
 
@@ -50,6 +49,12 @@ class Snapshot:
     state: SessionState
     end_offset: int
     damage: dict[str, int]
+
+
+class _Reader(Protocol):
+    """What the body is read from: a zstd stream reader (no file of its own)."""
+
+    def read(self, size: int = -1, /) -> bytes: ...
 
 
 class _Damaged(Exception):
@@ -225,7 +230,7 @@ def _decode_body(source: IO[bytes] | bytes, header: dict[str, Any]) -> Snapshot:
     return Snapshot(SessionState.from_dict(rest), header["offset"], damage)
 
 
-def _read_exact(reader: io.RawIOBase, n: int) -> bytes:
+def _read_exact(reader: _Reader, n: int) -> bytes:
     data = reader.read(n)
     while len(data) < n:
         more = reader.read(n - len(data))
@@ -235,7 +240,7 @@ def _read_exact(reader: io.RawIOBase, n: int) -> bytes:
     return data
 
 
-def _records(reader: io.RawIOBase, raw: int) -> Iterator[bytes]:
+def _records(reader: _Reader, raw: int) -> Iterator[bytes]:
     """The records of the body up to the end mark, then the frame's checksum is verified.
 
     ``raw`` is the decompressed size the header promises: a damaged length can

@@ -76,7 +76,7 @@ class SessionState:
     @property
     def business(self) -> dict[str, Any]:
         """Tasks, file cache, mode and model: from the last checkpoint, else the meta."""
-        base = {
+        base: dict[str, Any] = {
             "tasks": [],
             "files": {},
             "mode": self.meta.get("mode"),

@@ -54,7 +54,7 @@ class SessionInfo:
 
 
 def _message_view(msg: Message) -> dict[str, Any]:
-    return {k: msg[k] for k in ("id", "role", "content", "model") if k in msg}  # type: ignore[literal-required]
+    return {k: msg[k] for k in ("id", "role", "content", "model") if k in msg}
 
 
 class SessionStore:

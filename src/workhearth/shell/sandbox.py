@@ -174,8 +174,8 @@ class Sandbox:
         args = [self.bwrap, *_base_args(), "--bind", _real(self.temp_dir), _PRIVATE_TMP]
         # Why: the private /tmp hides the host's; put back, read-only, what the
         # command needs from there (its snapshot, its working folder).
-        for path in readable:
-            real = _real(path)
+        for wanted in readable:
+            real = _real(wanted)
             if _under(real, _PRIVATE_TMP) and os.path.exists(real):
                 args += ["--ro-bind", real, real]
         # A folder that is gone has nothing to write into.
@@ -191,8 +191,8 @@ class Sandbox:
             # Why: a tmpfs can only cover a folder; a file is covered by /dev/null,
             # which reads as "Permission denied" inside (device files are nodev there).
             args += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
-        for path in self.exposed:
-            real = _real(path)
+        for shown in self.exposed:
+            real = _real(shown)
             if os.path.exists(real) and any(_under(real, h) for h in hidden):
                 args += ["--ro-bind", real, real]
         for path in hidden:

@@ -75,7 +75,7 @@ def read_file(
         if b"\0" in probe:
             size = os.fstat(fh.fileno()).st_size
             return f"{ctx.show(path)} is a binary file ({size} bytes); not shown"
-        page: list[str] = []
+        page = []
         more = False
         for n, raw in enumerate(fh, 1):
             if n < offset:
@@ -138,7 +138,8 @@ def _preview_edit(ctx: ToolContext, args: BaseModel) -> str:
 
 
 def _lines_of(text: str, needle: str, most: int = 5) -> list[int]:
-    found, start = [], 0
+    found: list[int] = []
+    start = 0
     while len(found) < most:
         i = text.find(needle, start)
         if i < 0:

@@ -105,7 +105,7 @@ class Tool:
             p.name: (hints.get(p.name, Any), ... if p.default is p.empty else p.default)
             for p in params
         }
-        model = create_model(  # type: ignore[call-overload]
+        model = create_model(
             f"{func.__name__}_input", __config__=ConfigDict(extra="forbid"), **fields
         )
         description = inspect.getdoc(func) or func.__name__

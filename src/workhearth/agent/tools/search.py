@@ -9,6 +9,7 @@ virtualenvs, caches) are skipped unless the search starts inside one.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Annotated
 
 from pydantic import Field
@@ -65,7 +66,7 @@ def _files(ctx: ToolContext, path: str, include: str | None) -> list[tuple[str, 
     if info.kind == "file":
         name = path.rstrip("/").rsplit("/", 1)[-1]
         return [(path, WalkEntry(name, "file", info.size, info.mtime))]
-    match = None
+    match: Callable[[str], re.Match[str] | None] | None = None
     if include:
         regex = glob_regex(include)
         if "/" in include:

@@ -27,7 +27,7 @@ from typing import Any
 import orjson
 
 from workhearth.errors import ImportFormatError
-from workhearth.models.messages import Block, Message
+from workhearth.models.messages import Block, Message, ThinkingBlock, ToolResultBlock
 from workhearth.sessions.importers import (
     ImportedSession,
     first_text,
@@ -202,7 +202,7 @@ def _assistant_key(rec: Record) -> str:
 def _merge_assistant(key: str, parts: list[Record]) -> Message | None:
     """One assistant message from the records that share ``message.id``, blocks in file order."""
     blocks: list[Block] = []
-    seen_uuids: set[str] = set()
+    seen_uuids: set[str | None] = set()
     seen_tools: set[str] = set()
     model: str | None = None
     for rec in parts:
@@ -318,7 +318,7 @@ def _convert_blocks(raw: Iterable[dict[str, Any]]) -> list[Block]:
             signature = b.get("signature") or ""
             if not thinking and not signature:
                 continue
-            block: Block = {"type": "thinking", "thinking": thinking}
+            block: ThinkingBlock = {"type": "thinking", "thinking": thinking}
             if "signature" in b and isinstance(b["signature"], str):
                 block["signature"] = b["signature"]
             out.append(block)
@@ -335,7 +335,7 @@ def _convert_blocks(raw: Iterable[dict[str, Any]]) -> list[Block]:
                 }
             )
         elif kind == "tool_result" and isinstance(b.get("tool_use_id"), str):
-            result: Block = {
+            result: ToolResultBlock = {
                 "type": "tool_result",
                 "tool_use_id": b["tool_use_id"],
                 "content": _result_content(b.get("content")),

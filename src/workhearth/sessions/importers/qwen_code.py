@@ -28,7 +28,7 @@ from typing import Any
 import orjson
 
 from workhearth.errors import ImportFormatError
-from workhearth.models.messages import Block, Message
+from workhearth.models.messages import Block, Message, Role, ToolResultBlock
 from workhearth.sessions.importers import (
     ImportedSession,
     first_text,
@@ -93,9 +93,9 @@ def _from_chat_records(records: list[Record]) -> ImportedSession:
     for rec in side:
         groups.setdefault(str(rec.get("agentId") or "agent"), []).append(rec)
     for agent_id, group in groups.items():
-        side = _chat_session(group)
-        side.agent_id = agent_id
-        session.sidechains.append(side)
+        sub = _chat_session(group)
+        sub.agent_id = agent_id
+        session.sidechains.append(sub)
     return session
 
 
@@ -111,7 +111,7 @@ def _chat_session(records: list[Record]) -> ImportedSession:
         content = rec.get("message")
         if not isinstance(content, dict):
             continue
-        role = "assistant" if rec.get("type") == "assistant" else "user"
+        role: Role = "assistant" if rec.get("type") == "assistant" else "user"
         blocks = _convert_parts(content.get("parts"), role, pairing, str(rec.get("uuid")))
         if rec.get("type") == "tool_result" and _tool_failed(rec.get("toolCallResult")):
             for block in blocks:
@@ -205,7 +205,7 @@ def _compression_summary(rec: Record, chain: list[Record], pairing: _Pairing) ->
     for i, content in enumerate(history):
         if not isinstance(content, dict) or content.get("parts") in earlier:
             break
-        role = "assistant" if content.get("role") == "model" else "user"
+        role: Role = "assistant" if content.get("role") == "model" else "user"
         blocks = _convert_parts(content.get("parts"), role, pairing, f"{rec.get('uuid')}-{i}")
         if blocks:
             out.append({"role": role, "content": blocks, "id": f"{rec.get('uuid')}#{i}"})
@@ -277,7 +277,7 @@ def _convert_parts(parts: Any, role: str, pairing: _Pairing, key: str) -> list[B
         elif isinstance(resp, dict):
             name = str(resp.get("name") or "")
             content, failed = _response_content(resp.get("response"))
-            result: Block = {
+            result: ToolResultBlock = {
                 "type": "tool_result",
                 "tool_use_id": pairing.response(name, resp.get("id"), f"{key}-{i}"),
                 "content": content,
@@ -354,7 +354,7 @@ def _from_gemini_list(items: list[Any]) -> ImportedSession:
         pairing = _Pairing()
         messages: list[Message] = []
         for i, content in enumerate(items):
-            role = "assistant" if content.get("role") == "model" else "user"
+            role: Role = "assistant" if content.get("role") == "model" else "user"
             blocks = _convert_parts(content.get("parts"), role, pairing, f"turn-{i}")
             if blocks:
                 messages.append({"role": role, "content": blocks})
