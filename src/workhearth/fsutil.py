@@ -1,11 +1,13 @@
-"""Small durable-file primitives: atomic writes, directory fsync, private folders."""
+"""Small durable-file primitives: atomic writes, appended lines, locks, private folders."""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -58,6 +60,34 @@ def write_all(fd: int, data: bytes) -> None:
     while view:
         view = view[os.write(fd, view) :]
     os.fsync(fd)
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append ``line`` (ending in a newline) to ``path`` (made 0600) and fsync it.
+
+    Why ``O_APPEND`` and one write: lines other processes append at the same time
+    land whole, one after another, never over each other.
+    """
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        write_all(fd, line)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive ``flock`` on ``path`` (a lock file, made 0600) while the block runs.
+
+    Why flock: the kernel drops it when the process dies, so a crash never leaves
+    a stale lock behind. Blocks until the lock is free.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def atomic_write(path: Path, data: bytes, mode: int = 0o600) -> None:

@@ -19,8 +19,6 @@ writers never interleave and a crash loses at most the line being written.
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import os
 import re
 import time
 from collections.abc import Iterator
@@ -30,7 +28,7 @@ from typing import Any, Literal
 
 import orjson
 
-from workhearth.fsutil import make_private_dir
+from workhearth.fsutil import append_line, file_lock, make_private_dir
 from workhearth.memory.secrets import redact
 
 Decision = Literal[
@@ -161,12 +159,7 @@ class AuditLog:
         if not self.path.parent.is_dir():
             make_private_dir(self.path.parent)
         with audit_lock(self.path):
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            try:
-                os.write(fd, line)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            append_line(self.path, line)
         return rec
 
     def read(self, session: str | None = None, limit: int | None = None) -> list[AuditRecord]:
@@ -190,9 +183,5 @@ class AuditLog:
 @contextlib.contextmanager
 def audit_lock(path: Path) -> Iterator[None]:
     """Order appends against the retention rewrite of the log (released if we die)."""
-    fd = os.open(path.with_name(f".{path.name}.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with file_lock(path.with_name(f".{path.name}.lock")):
         yield
-    finally:
-        os.close(fd)

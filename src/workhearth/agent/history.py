@@ -32,7 +32,7 @@ import orjson
 from workhearth.agent.safefs import SafeFS
 from workhearth.agent.workspace import Workspaces
 from workhearth.errors import CorruptDataError, NotFoundError, UsageError
-from workhearth.fsutil import atomic_write, make_private_dir
+from workhearth.fsutil import append_line, atomic_write, make_private_dir
 from workhearth.sessions.session import Session
 
 FOLDER = "file-history"
@@ -106,12 +106,7 @@ class FileHistory:
         if cipher is not None:
             sealed = cipher.seal_blob(f"file-history-manifest:{n}", orjson.dumps(line))
             line = {"n": n, "sealed": base64.b64encode(sealed).decode("ascii")}
-        fd = os.open(self.manifest, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            os.write(fd, orjson.dumps(line) + b"\n")
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        append_line(self.manifest, orjson.dumps(line) + b"\n")
         return item
 
     def list(self) -> list[HistoryItem]:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import fcntl
 import os
 import time
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from pathlib import Path
 import orjson
 
 from workhearth.errors import CorruptDataError, NotFoundError, UsageError
-from workhearth.fsutil import atomic_write, make_private_dir
+from workhearth.fsutil import atomic_write, file_lock, make_private_dir
 from workhearth.paths import HearthPaths
 
 WORKSPACES_FILE = "workspaces.json"
@@ -81,12 +80,8 @@ class Workspaces:
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
         make_private_dir(self.paths.home)
-        fd = os.open(self.paths.home / f".{WORKSPACES_FILE}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with file_lock(self.paths.home / f".{WORKSPACES_FILE}.lock"):
             yield
-        finally:
-            os.close(fd)  # releases the lock
 
     def add(self, folder: str | Path) -> AuthorizedFolder:
         """Authorize an existing folder for every session (no change if already there)."""
