@@ -303,3 +303,78 @@ def test_files_in_other_encodings_are_read_and_binary_ones_skipped(hearth: Heart
     # Hearth never rewrites a file the user wrote.
     for name, data in files.items():
         assert (folder / name).read_bytes() == data
+
+
+def test_saving_the_same_text_twice_returns_the_existing_entry(hearth: Hearth) -> None:
+    first = hearth.json("memory", "save", "Builds run with uv.")
+    again = hearth.json("memory", "save", "  Builds run with uv.  ")
+    assert again == first
+    human = hearth.run("memory", "save", "Builds run with uv.")
+    assert human.code == 0 and human.out.startswith(f"already saved as {first['id']} ")
+    assert len(hearth.json("memory", "list")["entries"]) == 1
+    text = (project_folder(hearth) / "MEMORY.md").read_text()
+    assert text.count("Builds run with uv.") == 1
+
+
+def test_tags_are_shown_listed_and_searchable(hearth: Hearth) -> None:
+    tagged = hearth.json("memory", "save", "Prefer ruff over flake8.", "--tag", "tooling")
+    hearth.json("memory", "save", "The office is in Lyon.", "--tag", "place")
+    hits = hearth.json("memory", "search", "tooling")
+    assert [h["entry_id"] for h in hits] == [tagged["id"]] and hits[0]["tags"] == ["tooling"]
+    human = hearth.run("memory", "search", "tooling")
+    assert "#tooling" in human.out and "Prefer ruff" in human.out
+    listed = hearth.json("memory", "list", "--tag", "tooling")["entries"]
+    assert [e["id"] for e in listed] == [tagged["id"]]
+    assert hearth.json("memory", "list", "--tag", "nothing")["entries"] == []
+    table = hearth.run("memory", "list").out
+    assert " tags " in table and "tooling" in table
+
+
+def test_a_deleted_entry_can_be_restored_under_its_id(hearth: Hearth) -> None:
+    saved = hearth.json(
+        "memory", "save", "Staging lives at stage.example.org.", "--level", "critical"
+    )
+    assert hearth.run("memory", "delete", saved["id"]).code == 0
+    assert hearth.json("memory", "search", "stage.example.org") == []
+    back = hearth.run("memory", "restore", saved["id"])
+    assert back.code == 0, back.err
+    assert back.out.startswith(f"restored {saved['id']} to project:MEMORY.md")
+    (hit,) = hearth.json("memory", "search", "stage.example.org")
+    assert hit["entry_id"] == saved["id"] and hit["level"] == "critical"
+    again = hearth.run("memory", "restore", saved["id"])
+    assert "is not deleted" in one_line_error(again)
+    assert "no deleted or evicted" in one_line_error(hearth.run("memory", "restore", "m-22222222"))
+
+
+def _fake_model_env(url: str) -> dict[str, str]:
+    return {
+        "OPENAI_BASE_URL": url,
+        "OPENAI_API_KEY": "sk-test-dummy",
+        "HEARTH_MODEL": "openai:qwen-plus",
+    }
+
+
+def test_reflect_that_aborts_exits_non_zero_and_rollback_is_reachable(hearth: Hearth) -> None:
+    from tests.fake_providers import FakeProvider, Reply, openai_sse, openai_text
+
+    for i in range(6):
+        hearth.json("memory", "save", f"Fact number {i}: the service {i} listens on port 80{i}.")
+    memory_md = project_folder(hearth) / "MEMORY.md"
+    before = memory_md.read_bytes()
+    # A rewrite that keeps far under 65 % of the tokens: the guard aborts it.
+    with FakeProvider([Reply(pieces=openai_sse(openai_text(["# Memory\n\n- Ports.\n"])))]) as fake:
+        done = hearth.run("memory", "reflect", env=_fake_model_env(fake.url))
+    assert done.code != 0 and "Traceback" not in done.err
+    assert len(done.err_lines) == 1 and "reflection aborted" in done.err_lines[0], done.err
+    assert memory_md.read_bytes() == before
+
+    # A rewrite that keeps enough is applied; --rollback brings the file back.
+    kept = before.decode().replace("Fact number 0", "Fact zero")
+    with FakeProvider([Reply(pieces=openai_sse(openai_text([kept])))]) as fake:
+        done = hearth.run("memory", "reflect", env=_fake_model_env(fake.url))
+    assert done.code == 0, done.err
+    assert memory_md.read_bytes() != before
+    undone = hearth.run("memory", "reflect", "--rollback")
+    assert undone.code == 0, undone.err
+    assert "restored" in undone.out
+    assert memory_md.read_bytes() == before

@@ -3,6 +3,7 @@ over capacity, low goes before normal, critical only at ≥ 99 %, and nothing is
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from dataclasses import dataclass, field
@@ -155,11 +156,15 @@ def _tokens(w: Workhearth, layer: Layer) -> int:
     return w.memory.status()[layer]["tokens"]
 
 
+_SAVES = itertools.count()
+
+
 def _fill(w: Workhearth, plan: list[tuple[str, int]], layer: Layer = "project") -> dict[str, Saved]:
     """Save entries of ``words`` one-token words at ``level``, in order (oldest first)."""
     saved = {}
     for level, words in plan:
-        content = f"{level} entry {len(saved)}: {' '.join(['cat'] * words)}".strip()
+        # Why: distinct text per call, since saving the same text again returns that entry.
+        content = f"{level} entry {next(_SAVES)}: {' '.join(['cat'] * words)}".strip()
         entry_id = w.memory.save(content, level=level, layer=layer).id
         saved[entry_id] = Saved(level, content, count_tokens(f"- {content} ^{entry_id}"))
     return saved

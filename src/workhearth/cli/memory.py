@@ -8,7 +8,7 @@ import typer
 
 from workhearth.cli.context import hearth
 from workhearth.cli.output import print_json, table, when
-from workhearth.errors import UsageError
+from workhearth.errors import HearthError, UsageError
 
 app = typer.Typer(help="Memory: plain Markdown you can edit, found by words.", no_args_is_help=True)
 
@@ -50,7 +50,8 @@ def search(
     if not hits:
         print("no results")
     for h in hits:
-        print(f"[{h.score:.2f}] {h.layer}:{h.path}:{h.line_start}-{h.line_end}")
+        tags = f" #{' #'.join(h.tags)}" if h.tags else ""
+        print(f"[{h.score:.2f}] {h.layer}:{h.path}:{h.line_start}-{h.line_end}{tags}")
         print("    " + h.text.replace("\n", "\n    "))
 
 
@@ -123,6 +124,8 @@ def save(
     )
     if json:
         print_json(entry.as_dict())
+    elif entry.existed:
+        print(f"already saved as {entry.id} in {entry.layer}:{entry.path}:{entry.line}")
     else:
         print(f"saved {entry.id} to {entry.layer}:{entry.path}:{entry.line}")
 
@@ -132,10 +135,13 @@ def list_(
     limit: Annotated[int, typer.Option(help="Entries per page (1..100).")] = 20,
     cursor: Annotated[str | None, typer.Option(help="next_cursor of the previous page.")] = None,
     layer: LayerOpt = None,
+    tag: Annotated[str | None, typer.Option("--tag", help="Only entries with this tag.")] = None,
     json: JsonOpt = False,
 ) -> None:
     """Entries hearth saved, newest first."""
-    entries, next_cursor = hearth().memory.list(limit=limit, cursor=cursor, layer=_layer(layer))
+    entries, next_cursor = hearth().memory.list(
+        limit=limit, cursor=cursor, layer=_layer(layer), tag=tag
+    )
     if json:
         print_json({"entries": [e.as_dict() for e in entries], "next_cursor": next_cursor})
         return
@@ -143,13 +149,14 @@ def list_(
         print("no entries")
         return
     table(
-        ["id", "level", "created", "where", "content"],
+        ["id", "level", "created", "where", "tags", "content"],
         [
             [
                 e.id,
                 e.level + (" (pending)" if e.pending else ""),
                 when(e.created),
                 f"{e.layer}:{e.path}:{e.line}",
+                " ".join(e.tags),
                 e.content,
             ]
             for e in entries
@@ -185,9 +192,46 @@ def delete(entry_id: Annotated[str, typer.Argument(metavar="ID")], json: JsonOpt
 
 
 @app.command()
-def reflect(layer: LayerOpt = None, json: JsonOpt = False) -> None:
+def restore(entry_id: Annotated[str, typer.Argument(metavar="ID")], json: JsonOpt = False) -> None:
+    """Bring back a deleted or evicted entry from .memory_evicted.log (same id)."""
+    entry = hearth().memory.restore(entry_id)
+    if json:
+        print_json(entry.as_dict())
+    else:
+        print(f"restored {entry.id} to {entry.layer}:{entry.path}:{entry.line}")
+
+
+@app.command()
+def reflect(
+    layer: LayerOpt = None,
+    rollback: Annotated[
+        bool, typer.Option("--rollback", help="Undo the newest reflection (from its backup).")
+    ] = False,
+    backup: Annotated[
+        str | None, typer.Option(help="With --rollback: the backup to restore (default: newest).")
+    ] = None,
+    json: JsonOpt = False,
+) -> None:
     """Distill old daily logs and tidy MEMORY.md / USER.md with the model (backups first)."""
     wh = hearth()
+    if backup is not None and not rollback:
+        raise UsageError("--backup goes with --rollback")
+    if rollback:
+        from workhearth.memory.reflect import newest_backup
+        from workhearth.memory.reflect import rollback as undo
+
+        name = backup or newest_backup(wh.memory, layer=_layer(layer))
+        outcome = undo(wh.memory, name, layer=_layer(layer))
+        if json:
+            print_json(outcome.as_dict())
+        else:
+            print(
+                f"{outcome.layer}:{outcome.file}: {outcome.action}"
+                + (f" ({outcome.reason})" if outcome.reason else "")
+            )
+        if outcome.action != "restored":
+            raise HearthError(f"rollback not done: {outcome.reason or outcome.action}")
+        return
     model = None
     if wh.config.models.configured:
         from workhearth.models.router import Router
@@ -200,9 +244,17 @@ def reflect(layer: LayerOpt = None, json: JsonOpt = False) -> None:
             model.close()
     if json:
         print_json(report.as_dict())
-        return
-    if not report.outcomes:
-        print("nothing to reflect on")
-    for o in report.outcomes:
-        line = f"{o.layer}:{o.file}: {o.action}" + (f" ({o.reason})" if o.reason else "")
-        print(line + (f"; backup {o.backup}" if o.backup else ""))
+    else:
+        if not report.outcomes:
+            print("nothing to reflect on")
+        for o in report.outcomes:
+            line = f"{o.layer}:{o.file}: {o.action}" + (f" ({o.reason})" if o.reason else "")
+            print(line + (f"; backup {o.backup}" if o.backup else ""))
+    failed = [o for o in report.outcomes if o.action in ("aborted", "conflict")]
+    if failed:
+        # Why: a script (or cron) must see that the reflection did not happen.
+        first = failed[0]
+        more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+        raise HearthError(
+            f"reflection aborted for {first.layer}:{first.file}: {first.reason}{more}"
+        )

@@ -7,6 +7,7 @@ list, edit, delete with provenance) work on the same entries in the same files.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from workhearth.memory.index import IndexReport
 from workhearth.memory.layer import LayerStore
 from workhearth.memory.schema import cannot_write
 from workhearth.memory.search import DEFAULT_LIMIT, LIMIT_MAX, QUERY_MAX, Hit, Searcher
+from workhearth.memory.text import latin_words, word_terms
 from workhearth.models.base import ChatModel
 from workhearth.paths import HearthPaths
 
@@ -112,9 +114,13 @@ class Memory:
             if not self.folder(name).is_dir():
                 continue
             store = self.store(name)
-            for hit in Searcher(store.index.db).search(query, limit, layer=name):
+            found = Searcher(store.index.db).search(query, limit, layer=name)
+            found += _tagged(store, query, found, limit)
+            for hit in found:
                 if hit.entry_id:
-                    hit.level = (store.meta.get(hit.entry_id) or {}).get("level", "normal")
+                    meta = store.meta.get(hit.entry_id) or {}
+                    hit.level = meta.get("level", "normal")
+                    hit.tags = list(meta.get("tags", []))
                 hits.append(hit)
         if not hits:
             return []
@@ -166,7 +172,9 @@ class Memory:
             "pending": pending,
         }
         store = self.store(layer)
-        entry_id, _line = store.add_entry(rel, content, meta)
+        entry_id, _line, new = store.add_entry(rel, content, meta)
+        if not new:
+            return replace(self.get(entry_id), existed=True)
         capacity = self.config.user_capacity if layer == "user" else self.config.project_capacity
         try:
             # Why: the sentence the user just confirmed is never the one evicted for it.
@@ -241,10 +249,38 @@ class Memory:
         store, _ = self._find(entry_id)
         store.remove_entries([entry_id], reason="deleted")
 
+    def restore(self, entry_id: str) -> Entry:
+        """Bring back a deleted or evicted entry (from ``.memory_evicted.log``) under its id."""
+        if not ID_RE.search(" ^" + entry_id):
+            raise NotFoundError(f"no memory entry {entry_id!r}")
+        for name in LAYERS:
+            if not self.folder(name).is_dir():
+                continue
+            store = self.store(name)
+            if store.locate(entry_id) is not None:
+                raise UsageError(f"memory entry {entry_id} is not deleted: nothing to restore")
+            record = store.removed_record(entry_id)
+            if record is None:
+                continue
+            rel = str(record.get("file") or "")
+            if not rel.endswith(".md") or rel.startswith(("/", ".")) or ".." in Path(rel).parts:
+                rel = USER_FILE if name == "user" else MEMORY_FILE
+            meta = dict(record.get("meta") or {})
+            meta.setdefault("level", "normal")
+            meta["updated"] = time.time()
+            store.add_entry(rel, str(record.get("content") or ""), meta, entry_id=entry_id)
+            return self.get(entry_id)
+        raise NotFoundError(f"no deleted or evicted memory entry {entry_id!r}")
+
     def list(
-        self, limit: int = 20, cursor: str | None = None, layer: Layer | None = None
+        self,
+        limit: int = 20,
+        cursor: str | None = None,
+        layer: Layer | None = None,
+        tag: str | None = None,
     ) -> tuple[list[Entry], str | None]:
-        """Entries newest first; pass the returned cursor to get the next page."""
+        """Entries newest first (``tag``: only those tagged so); pass the returned cursor
+        to get the next page."""
         if not 1 <= limit <= LIST_LIMIT_MAX:
             raise UsageError(f"list limit must be between 1 and {LIST_LIMIT_MAX}")
         after = decode_cursor(cursor) if cursor else None
@@ -257,8 +293,10 @@ class Memory:
             for entry_id, path, line in store.index.db.execute(
                 "SELECT entry_id, path, min(line_start) FROM chunks WHERE entry_id IS NOT NULL GROUP BY entry_id"
             ):
-                created = float((store.meta.get(entry_id) or {}).get("created", 0.0))
-                rows.append((created, entry_id, store, path, line))
+                meta = store.meta.get(entry_id) or {}
+                if tag is not None and tag.casefold() not in _folded(meta.get("tags")):
+                    continue
+                rows.append((float(meta.get("created", 0.0)), entry_id, store, path, line))
         rows.sort(key=lambda r: (-r[0], r[1]))
         if after is not None:
             rows = [r for r in rows if (-r[0], r[1]) > (-after[0], after[1])]
@@ -328,3 +366,45 @@ class Memory:
         :func:`workhearth.memory.reflect.maybe_reflect`, which ``"manual"`` silences.
         """
         return reflection.reflect(self, model, now=now, layer=layer)
+
+
+def _folded(tags: Any) -> set[str]:
+    return {str(t).casefold() for t in tags} if isinstance(tags, list) else set()
+
+
+def _tagged(store: LayerStore, query: str, found: list[Hit], limit: int) -> list[Hit]:
+    """Entries whose tags the query names, that the word search did not find.
+
+    Why: tags live in ``memory_meta.json``, not in the Markdown the index is built
+    from; putting them into the contentless word index would make its deletes
+    depend on meta that changes on its own (a delete drops the meta first). The
+    meta is small and already read for the hits' levels, so tags are matched here:
+    a tag is named when the query holds it whole, or all of its words (stemmed
+    like the word index).
+    """
+    asked = {t for terms in word_terms(latin_words(query)) for t in terms}
+    asked.add(query.strip().casefold())
+    if not asked:
+        return []
+    have = {h.entry_id for h in found if h.entry_id}
+    best = max((h.score for h in found), default=1.0)
+    out: list[Hit] = []
+    for entry_id, meta in store.meta.entries.items():
+        tags = meta.get("tags") if isinstance(meta, dict) else None
+        if not tags or entry_id in have:
+            continue
+        for tag in tags:
+            terms = {t for ts in word_terms(latin_words(str(tag))) for t in ts}
+            if str(tag).casefold() in asked or (terms and terms <= asked):
+                break
+        else:
+            continue
+        row = store.index.db.execute(
+            "SELECT path, line_start, line_end, text FROM chunks WHERE entry_id = ? LIMIT 1",
+            (entry_id,),
+        ).fetchone()
+        if row is not None:
+            out.append(Hit(row[0], row[1], row[2], row[3], best, "normal", entry_id, store.layer))
+        if len(out) >= limit:
+            break
+    return out

@@ -46,9 +46,14 @@ class Entry:
     source: str
     provenance: list[dict[str, Any]] = field(default_factory=list)
     pending: bool = False
+    # Why: not part of the entry (never in its JSON): tells the caller that save
+    # found this very sentence already saved and returned it instead of a copy.
+    existed: bool = field(default=False, repr=False, compare=False)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        del data["existed"]
+        return data
 
 
 def require_utf8(text: str, what: str) -> None:

@@ -158,17 +158,31 @@ class LayerStore:
         """A file's lines as :meth:`_replace` sees them."""
         return writes.split_lines((self.folder / rel).read_bytes())
 
-    def add_entry(self, rel: str, content: str, meta: dict[str, Any]) -> tuple[str, int]:
-        """Append a new entry to ``rel``; returns (id, its first line, 1-based).
+    def add_entry(
+        self, rel: str, content: str, meta: dict[str, Any], *, entry_id: str | None = None
+    ) -> tuple[str, int, bool]:
+        """Append an entry to ``rel``; returns (id, its first line 1-based, whether it is new).
 
+        An entry of ``rel`` with exactly this content is returned instead of a
+        second copy. ``entry_id`` brings an entry back under its old id (restore).
         Once this returns, the Markdown and the meta are durable; an index that
         could not be updated (a full disk) catches up at the next update.
         """
         path = self._target(rel)
         with self.locked():
-            entry_id = new_entry_id()
-            while entry_id in self.meta.entries:
+            try:
+                current = find_entries(writes.split_lines(path.read_bytes()))
+            except OSError:
+                current = {}
+            for span in current.values():
+                # Why: saving the same sentence twice (a retry, an agent repeating
+                # itself) must not make two entries that then drift apart.
+                if span.content == content.strip() and self.meta.get(span.entry_id):
+                    return span.entry_id, span.start + 1, False
+            if entry_id is None:
                 entry_id = new_entry_id()
+                while entry_id in self.meta.entries:
+                    entry_id = new_entry_id()
             self.meta.put(entry_id, {**meta, "file": rel})
             try:
                 self.meta.save()
@@ -200,7 +214,7 @@ class LayerStore:
                     self.meta.save()
                 raise _not_saved(exc, path) from exc
         self._update_index_after_write(rel)
-        return entry_id, line
+        return entry_id, line, True
 
     def _update_index_after_write(self, rel: str) -> None:
         try:
@@ -305,6 +319,22 @@ class LayerStore:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+    def removed_record(self, entry_id: str) -> dict[str, Any] | None:
+        """The newest ``.memory_evicted.log`` record of ``entry_id`` (evicted or deleted)."""
+        try:
+            raw = (self.folder / EVICTED_LOG).read_bytes()
+        except FileNotFoundError:
+            return None
+        found = None
+        for line in raw.splitlines():
+            try:
+                record = orjson.loads(line)
+            except orjson.JSONDecodeError:
+                continue  # Why: a line cut by a crash mid-append; the others still count
+            if isinstance(record, dict) and record.get("id") == entry_id:
+                found = record
+        return found
 
     def total_tokens(self) -> int:
         row = self.index.db.execute("SELECT coalesce(sum(tokens), 0) FROM chunks").fetchone()

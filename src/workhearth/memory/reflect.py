@@ -38,6 +38,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import orjson
+
 from workhearth.errors import ConfigError, HearthError, NotFoundError
 from workhearth.fsutil import fsync_dir
 from workhearth.memory.entries import find_entries, new_entry_id, strip_ids
@@ -45,6 +47,7 @@ from workhearth.memory.evict import evict
 from workhearth.memory.files import (
     LAYERS,
     MEMORY_FILE,
+    REFLECTION_BACKUPS,
     USER_FILE,
     Layer,
     markdown_files,
@@ -404,6 +407,22 @@ def maybe_reflect(
     if model is None:
         return ReflectionReport(skipped="no model configured")
     return _run(memory, model, time.time() if now is None else now, None, automatic=True)
+
+
+def newest_backup(memory: Memory, *, layer: Layer | None = None) -> str:
+    """The newest reflection backup (by its sidecar's time) of the layers, as a path."""
+    best: tuple[float, str] | None = None
+    for store in _stores(memory, layer):
+        for side in (store.folder / REFLECTION_BACKUPS).rglob("*.json"):
+            try:
+                stamp = float(orjson.loads(side.read_bytes())["time"])
+            except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+                continue
+            if best is None or stamp > best[0]:
+                best = (stamp, str(side.with_name(side.name[: -len(".json")])))
+    if best is None:
+        raise NotFoundError("no reflection backup to roll back to")
+    return best[1]
 
 
 def rollback(memory: Memory, backup: str | Path, *, layer: Layer | None = None) -> Outcome:

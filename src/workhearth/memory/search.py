@@ -38,7 +38,7 @@ import math
 import re
 import sqlite3
 from collections import defaultdict
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from workhearth.errors import UsageError
 from workhearth.memory.text import (
@@ -77,6 +77,7 @@ class Hit:
     level: str
     entry_id: str | None
     layer: str = ""
+    tags: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
