@@ -46,6 +46,7 @@ from workhearth.models.http import HttpOptions
 from workhearth.models.messages import Message
 from workhearth.models.openai_provider import OpenAIChatModel
 from workhearth.models.registry import build_model
+from workhearth.models.scripted import ScriptedModel, calling
 from workhearth.models.streaming import StreamingChatModel
 from workhearth.models.tokens import count_tokens
 from workhearth.models.validate import anthropic_problems, openai_problems
@@ -683,3 +684,21 @@ def test_a_reused_provider_call_id_keeps_each_saved_output(
     first = results_in(fake.bodies[2], api)[0][1]
     saved = Path(first.split("The full output (")[1].split(" is in ")[1].split(";")[0])
     assert "a.txt:1000: AAA line 999" in saved.read_text()
+
+
+# --------------------------------------------------------------------------- scripted model
+
+
+def test_the_loop_runs_tools_for_the_shipped_scripted_model(
+    session: Session, fs: SafeFS, config: Config
+) -> None:
+    # Why: models/scripted.py is the no-network model users and unit tests drive the loop with.
+    model = ScriptedModel([calling(("read_file", {"path": "README.md"})), "It is a readme."])
+    result = make_agent(session, fs, config, model).run("what is in README.md?")
+
+    assert (result.status, result.text, result.steps) == ("done", "It is a readme.", 2)
+    model.assert_done()
+    assert "read_file" in model.requests[0].tools
+    answered = model.requests[1].messages[-1]["content"][0]
+    assert answered["type"] == "tool_result" and "# readme" in str(answered["content"])
+    assert result.models == ["scripted:test", "scripted:test"]

@@ -10,12 +10,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-from tests.scripted_model import ScriptedModel
 from workhearth.app import Workhearth
 from workhearth.errors import ConfigError
 from workhearth.memory import reflect as reflection
 from workhearth.memory.entries import find_entries
 from workhearth.models.messages import Message
+from workhearth.models.scripted import ScriptedModel
 
 NOW = datetime(2025, 3, 10, 10, 0).timestamp()  # local time, like the daily file names
 FACTS = [

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from workhearth.config import load_config
+from workhearth.config import PROVIDERS, load_config
 from workhearth.errors import ConfigError
-from workhearth.models.registry import require_key, require_keys, resolve
+from workhearth.models.registry import PROVIDER_CLASSES, require_key, require_keys, resolve
 
 
 def _models(tmp_path: Path, env: dict[str, str], toml: str = ""):
@@ -48,3 +48,11 @@ def test_a_configured_table_names_its_own_key_variable(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="DASHSCOPE_API_KEY is not set"):
         require_keys(None, _models(tmp_path, {}, toml))
     require_keys(None, _models(tmp_path, {"DASHSCOPE_API_KEY": "sk-x"}, toml))
+
+
+def test_every_provider_prefix_has_one_class_in_the_table() -> None:
+    assert set(PROVIDER_CLASSES) == set(PROVIDERS)
+    assert {cls.__name__ for cls in PROVIDER_CLASSES.values()} == {
+        "OpenAIChatModel",
+        "AnthropicChatModel",
+    }

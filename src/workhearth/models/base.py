@@ -1,7 +1,7 @@
 """The model interface (DESIGN §5): one small abstract class with one method.
 
-Providers (OpenAI-compatible, Anthropic) implement :class:`ChatModel`; so do the
-scripted fakes in tests. Everything that needs a model (the agent, memory
+Providers (OpenAI-compatible, Anthropic) implement :class:`ChatModel`; so does
+:class:`workhearth.models.scripted.ScriptedModel`, which tests use. Everything that needs a model (the agent, memory
 reflection) takes a ``ChatModel`` as an argument and never builds one itself.
 """
 

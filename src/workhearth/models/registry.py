@@ -25,14 +25,21 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from workhearth.config import PROVIDERS, ModelsConfig, ModelSettings
+from workhearth.config import PROVIDERS, ModelsConfig, ModelSettings, ProviderName
 from workhearth.errors import ConfigError
 from workhearth.models.anthropic_provider import AnthropicChatModel
-from workhearth.models.http import HttpOptions
+from workhearth.models.http import HttpChatModel, HttpOptions
 from workhearth.models.openai_provider import OpenAIChatModel
 from workhearth.models.streaming import StreamingChatModel
 
 DEFAULT_CONTEXT_WINDOW = 32_768
+
+# Why one table: a spec's prefix (``openai:``, ``anthropic:``) picks the class here
+# and nowhere else, so a new provider is one line, not another branch.
+PROVIDER_CLASSES: Mapping[ProviderName, type[HttpChatModel]] = {
+    "openai": OpenAIChatModel,
+    "anthropic": AnthropicChatModel,
+}
 
 # Model-family prefix (lower case, without an "org/" prefix) → context window in
 # tokens. The longest matching prefix wins. Values are the documented input
@@ -162,10 +169,10 @@ def build(
     *,
     client: httpx.Client | None = None,
     windows: Mapping[str, int] | None = None,
-) -> StreamingChatModel:
+) -> HttpChatModel:
     """A provider for ``settings`` (``client`` lets callers share one connection pool)."""
     window = context_window(settings, windows)
-    cls = AnthropicChatModel if settings.provider == "anthropic" else OpenAIChatModel
+    cls = PROVIDER_CLASSES[settings.provider]
     return cls(settings, options, client=client, context_window=window)
 
 
