@@ -378,3 +378,51 @@ def test_reflect_that_aborts_exits_non_zero_and_rollback_is_reachable(hearth: He
     assert undone.code == 0, undone.err
     assert "restored" in undone.out
     assert memory_md.read_bytes() == before
+
+
+def _run_with_an_old_daily_log(hearth: Hearth, wait: float) -> tuple[Path, Path, int]:
+    """``hearth run`` against a fake model, with a daily log of 2020 in the project layer.
+
+    Returns (the log, MEMORY.md, requests the fake model got) once the log is gone
+    or ``wait`` seconds have passed.
+    """
+    import time
+
+    from tests.fake_providers import FakeProvider, Reply, openai_sse, openai_text
+
+    hearth.json("memory", "save", "The team meets on Mondays.")
+    folder = project_folder(hearth)
+    log = folder / "daily" / "2020-01-01.md"
+    log.parent.mkdir()
+    log.write_text("# 2020-01-01\n\n- Met Bob: the zeta release ships in May.\n")
+    replies = [
+        Reply(pieces=openai_sse(openai_text(["All done."]))),
+        Reply(pieces=openai_sse(openai_text(["- The zeta release ships in May.\n"]))),
+    ]
+    with FakeProvider(replies) as fake:
+        done = hearth.run("run", "say hello", env=_fake_model_env(fake.url))
+        assert done.code == 0, done.err
+        assert "All done." in done.out
+        deadline = time.monotonic() + wait
+        while log.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)  # Why: let a child that is still writing finish before the server stops
+        requests = len(fake.received)
+    return log, folder / "MEMORY.md", requests
+
+
+def test_a_finished_run_distills_old_daily_logs_in_the_background(hearth: Hearth) -> None:
+    log, memory_md, requests = _run_with_an_old_daily_log(hearth, wait=45)
+    assert not log.exists(), "the old daily log was not distilled after the run"
+    assert "The zeta release ships in May." in memory_md.read_text()
+    assert requests >= 2
+    (hit,) = hearth.json("memory", "search", "zeta release")
+    assert hit["path"] == "MEMORY.md"
+
+
+def test_manual_maintenance_leaves_daily_logs_alone_after_a_run(hearth: Hearth) -> None:
+    hearth.home.mkdir(parents=True, exist_ok=True)
+    (hearth.home / "config.toml").write_text('[memory]\nmaintenance = "manual"\n')
+    log, memory_md, requests = _run_with_an_old_daily_log(hearth, wait=3)
+    assert log.exists() and "zeta" not in memory_md.read_text()
+    assert requests == 1

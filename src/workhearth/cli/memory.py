@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from workhearth.cli.context import hearth
 from workhearth.cli.output import print_json, table, when
 from workhearth.errors import HearthError, UsageError
+
+if TYPE_CHECKING:
+    from workhearth.app import Workhearth
 
 app = typer.Typer(help="Memory: plain Markdown you can edit, found by words.", no_args_is_help=True)
 
@@ -258,3 +261,76 @@ def reflect(
         raise HearthError(
             f"reflection aborted for {first.layer}:{first.file}: {first.reason}{more}"
         )
+
+
+# ------------------------------------------------------------ maintenance
+# Why: automatic maintenance (distilling daily logs, tidying MEMORY.md / USER.md)
+# is started at most this often per project, so a busy day of runs does not start
+# a model call after each; what is due waits at most a day.
+MAINTAIN_EVERY = 24 * 3600.0
+MAINTAIN_STAMP = ".maintenance-started"
+
+
+def maintain_in_background(wh: Workhearth) -> bool:
+    """Start automatic memory maintenance in a detached process; True if started.
+
+    Called after a session ends (the answer is already printed): the user's
+    prompt comes back at once, and a crash of the child loses nothing (every
+    rewrite is backed up first and checked at the last moment). Silenced by
+    ``maintenance = "manual"`` and skipped without a configured model.
+    """
+    import os
+    import subprocess
+    import sys
+    import time
+
+    if wh.config.memory.maintenance == "manual" or not wh.config.models.configured:
+        return False
+    folders = [wh.memory.folder("user"), wh.memory.folder("project")]
+    if not any(f.is_dir() for f in folders):
+        return False  # Why: no memory yet: nothing to distill or tidy
+    stamp = folders[1] / MAINTAIN_STAMP if folders[1].is_dir() else folders[0] / MAINTAIN_STAMP
+    try:
+        if time.time() - stamp.stat().st_mtime < MAINTAIN_EVERY:
+            return False
+    except FileNotFoundError:
+        pass
+    try:
+        # Why: stamped before the start, so a child that crashes is not restarted
+        # after every run; it is tried again the next day.
+        stamp.touch()
+        subprocess.Popen(
+            [sys.executable, "-m", "workhearth.cli.main", "memory", "maintain"],
+            cwd=wh.workspace,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # a Ctrl-C at the prompt does not reach it
+            close_fds=True,
+            env=os.environ.copy(),
+        )
+    except OSError:
+        return False  # Why: a read-only home or no fork: maintenance waits, the run is done
+    return True
+
+
+@app.command(hidden=True)
+def maintain(json: JsonOpt = False) -> None:
+    """Automatic reflection now (what a finished run starts in the background)."""
+    from workhearth.memory.reflect import maybe_reflect
+
+    wh = hearth()
+    model = None
+    if wh.config.models.configured:
+        from workhearth.models.router import Router
+
+        model = Router.from_config(wh.config.models)
+    try:
+        report = maybe_reflect(wh.memory, model)
+    finally:
+        if model is not None:
+            model.close()
+    if json:
+        print_json(report.as_dict())
+    else:
+        print(report.skipped or f"{len(report.outcomes)} files reflected on")

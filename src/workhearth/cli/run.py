@@ -186,6 +186,11 @@ def _finish(result) -> None:  # result: RunResult
             f"hearth: stopped ({result.status.replace('_', ' ')}); continue with `hearth resume {result.session_id}`",
             file=sys.stderr,
         )
+    from workhearth.cli.memory import maintain_in_background
+
+    # Why: the answer is printed; memory maintenance runs detached, never delaying the prompt.
+    sys.stdout.flush()
+    maintain_in_background(hearth())
     raise typer.Exit(EXIT[result.status])
 
 

@@ -42,6 +42,7 @@ import orjson
 
 from workhearth.errors import ConfigError, HearthError, NotFoundError
 from workhearth.fsutil import fsync_dir
+from workhearth.memory.decode import CONTROL, decode_file
 from workhearth.memory.entries import find_entries, new_entry_id, strip_ids
 from workhearth.memory.evict import evict
 from workhearth.memory.files import (
@@ -196,18 +197,23 @@ def distill_daily(
         store.index.update(only=[rel])
         reason = "finished a distillation that was interrupted"
         return Outcome(store.layer, rel, "distilled", reason, backup, added=done, dropped=moved)
-    text = strip_ids(data.decode("utf-8", errors="replace"))
+    decoded = decode_file(data).text
+    if decoded is None:
+        # Why: a binary file under a daily log's name is no log; it is left as it is.
+        return Outcome(store.layer, rel, "skipped", "not a text file; left as it is", backup)
+    text = strip_ids(CONTROL.sub("", decoded))
     before = count_tokens(text)
-    facts: list[str] | None = []
+    facts: list[str] = []
     if text.strip():
         try:
             reply = _ask(model, DISTILL_SYSTEM, f"Daily log {rel}:\n\n{text}", max(1024, before))
         except HearthError as exc:
             return aborted(store, rel, f"the model failed: {exc}; the log stays", backup, before)
-        facts = parse_facts(reply)
-        if facts is None:
+        parsed = parse_facts(reply)
+        if parsed is None:
             reason = "the model's reply held no facts; the log stays"
             return aborted(store, rel, reason, backup, before)
+        facts = parsed
     snippet = excerpt(text)
     with store.locked():
         if read_bytes(path) != data:
