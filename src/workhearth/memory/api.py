@@ -6,7 +6,9 @@ list, edit, delete with provenance) work on the same entries in the same files.
 
 from __future__ import annotations
 
+import builtins  # Why: Memory.list shadows list in the class body's annotations
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from workhearth.memory.bank import (
     encode_cursor,
     validate,
 )
-from workhearth.memory.context import pick_chunks, render
+from workhearth.memory.context import Pick, pick_chunks, render
 from workhearth.memory.decode import decode_file
 from workhearth.memory.entries import ID_RE
 from workhearth.memory.evict import evict
@@ -136,7 +138,7 @@ class Memory:
             raise UsageError("budget must be a positive number of tokens")
         self._refresh()
         budgets = {"user": self.config.user_budget, "project": self.config.project_budget}
-        picks = {}
+        picks: dict[str, list[Pick]] = {}
         for name in LAYERS:
             if self.folder(name).is_dir():
                 picks[name] = pick_chunks(self.store(name), topic, budget or budgets[name])
@@ -148,7 +150,7 @@ class Memory:
         content: str,
         level: str = "normal",
         tags: list[str] | None = None,
-        contexts: list[Provenance | dict[str, Any]] | None = None,
+        contexts: Sequence[Provenance | dict[str, Any]] | None = None,
         *,
         layer: Layer = "project",
         file: str | None = None,
@@ -332,7 +334,7 @@ class Memory:
         out["maintenance"] = self.config.maintenance
         return out
 
-    def skipped_files(self) -> list[str]:
+    def skipped_files(self) -> builtins.list[str]:
         """``layer:path`` of every memory file that is not text (never indexed nor injected)."""
         return [
             f"{name}:{item['path']}"
@@ -341,7 +343,9 @@ class Memory:
         ]
 
     @staticmethod
-    def _file_notes(folder: Path) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    def _file_notes(
+        folder: Path,
+    ) -> tuple[builtins.list[dict[str, str]], builtins.list[dict[str, str]]]:
         """Files that are not text (skipped) and files read in another encoding than UTF-8."""
         skipped: list[dict[str, str]] = []
         decoded: list[dict[str, str]] = []

@@ -8,6 +8,7 @@ caller asks) before anything is stored.
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -80,7 +81,7 @@ def validate(
     content: str,
     level: str,
     tags: list[str],
-    contexts: list[Provenance | dict[str, Any]],
+    contexts: Sequence[Provenance | dict[str, Any]],
     allow_redact: bool = False,
 ) -> tuple[str, list[str], list[dict[str, Any]]]:
     """Check limits and secrets; returns the content, tags and provenance to store."""
