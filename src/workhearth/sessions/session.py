@@ -20,7 +20,7 @@ from workhearth.models.adapters import to_anthropic, to_openai
 from workhearth.models.messages import Message
 from workhearth.sessions.header import rebuild_meta
 from workhearth.sessions.log import LogWriter, ScanResult, read_meta, scan
-from workhearth.sessions.reconstruct import repair
+from workhearth.sessions.reconstruct import Interruption, repair
 from workhearth.sessions.snapshot import load_snapshot, read_summary, write_snapshot
 from workhearth.sessions.state import SessionState
 
@@ -340,7 +340,7 @@ class Resumed:
     system: str | None
     messages: list[dict[str, Any]]
     canonical: list[Message]
-    interruption: str
+    interruption: Interruption
     closed_tool_calls: list[str]
     state: dict[str, Any]
     damage: dict[str, int]
