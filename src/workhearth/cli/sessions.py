@@ -10,6 +10,7 @@ import typer
 
 from workhearth.cli.context import hearth
 from workhearth.cli.output import print_json
+from workhearth.cli.run import brief, one_line
 from workhearth.errors import UsageError
 
 app = typer.Typer(help="Find, read, check, move and delete sessions.", no_args_is_help=True)
@@ -24,11 +25,12 @@ def _text_of(message: dict) -> str:
         if kind == "text":
             parts.append(block.get("text", ""))
         elif kind == "tool_use":
-            parts.append(f"[tool call {block.get('name')}]")
+            subject = brief(block.get("input") or {})
+            parts.append(f"[tool call {block.get('name')}{' ' + subject if subject else ''}]")
         elif kind == "tool_result":
-            parts.append("[tool result]")
+            parts.append("[tool error]" if block.get("is_error") else "[tool result]")
         elif kind == "thinking":
-            parts.append("[thinking]")
+            parts.append(f"[thinking] {one_line(block.get('thinking', ''), 200)}")
     return " ".join(p for p in parts if p)
 
 
