@@ -164,3 +164,18 @@ def test_edit_refuses_a_secret_and_redacts_when_asked(wh: Workhearth) -> None:
     edited = wh.memory.edit(entry.id, "use hf_9VLa4wFGyQp74pkJeCZAXVEd1sd2qQscAp", redact=True)
     assert edited.content == "use [REDACTED Hugging Face token]"
     assert b"9VLa4wFGyQp74" not in stored_bytes(wh)
+
+
+def test_the_plugin_prefilter_never_hides_what_the_plugins_find() -> None:
+    """The cheap check that spares importing detect-secrets (~90 ms of every save) must
+    pass every line in which a plugin finds something."""
+    from workhearth.memory import secrets
+
+    lines = [*HELD_OUT, *TUNED, *LOOKALIKES, "https://bob:pw@example.org/x", "xoxb-1-a2"]
+    for text in lines:
+        for line in text.splitlines(keepends=True):
+            found = any(
+                value for plugin in secrets._plugins() for value in plugin.analyze_string(line)
+            )
+            if found:
+                assert secrets._PLUGIN_CANDIDATE.search(line), line

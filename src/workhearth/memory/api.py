@@ -11,11 +11,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from workhearth.config import MemoryConfig
 from workhearth.errors import HearthError, NotFoundError, UsageError
-from workhearth.memory import reflect as reflection
 from workhearth.memory.bank import (
     LIST_LIMIT_MAX,
     Entry,
@@ -41,8 +40,12 @@ from workhearth.memory.layer import LayerStore
 from workhearth.memory.schema import cannot_write
 from workhearth.memory.search import DEFAULT_LIMIT, LIMIT_MAX, QUERY_MAX, Hit, Searcher
 from workhearth.memory.text import latin_words, word_terms
-from workhearth.models.base import ChatModel
 from workhearth.paths import HearthPaths
+
+if TYPE_CHECKING:
+    # Why: reflection (and the model types) cost ~25 ms to import; only reflect() needs them.
+    from workhearth.memory import reflect as reflection
+    from workhearth.models.base import ChatModel
 
 REFRESH_SECONDS = 2.0
 
@@ -369,6 +372,8 @@ class Memory:
         Runs whatever ``maintenance`` says; automatic runs go through
         :func:`workhearth.memory.reflect.maybe_reflect`, which ``"manual"`` silences.
         """
+        from workhearth.memory import reflect as reflection
+
         return reflection.reflect(self, model, now=now, layer=layer)
 
 
