@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from workhearth.cli.context import hearth
-from workhearth.cli.output import Column, fit_table, print_json, terminal_width
+from workhearth.cli.output import Column, JsonOpt, fit_table, print_json, terminal_width
 from workhearth.cli.sessions_view import short_time
 
 _COLUMNS = [
@@ -29,7 +29,7 @@ _INDENT = "  "
 def audit(
     session: Annotated[str | None, typer.Option(help="Only this session's calls.")] = None,
     limit: Annotated[int, typer.Option(min=1, help="The newest N records.")] = 50,
-    json: Annotated[bool, typer.Option("--json")] = False,
+    json: JsonOpt = False,
 ) -> None:
     """Show the audit log (arguments are stored with secrets redacted)."""
     from workhearth.agent.audit import AuditLog

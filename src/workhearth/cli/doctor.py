@@ -7,13 +7,13 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from workhearth import __version__
 from workhearth.cli.context import hearth
-from workhearth.cli.output import print_json
+from workhearth.cli.output import JsonOpt, print_json
 from workhearth.config import Config, default_home, load_config
 from workhearth.errors import ConfigError
 
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 LOW_SPACE_BYTES = 100 * 1024 * 1024
 
 
-def doctor(json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def doctor(json: JsonOpt = False) -> None:
     """Check the install: home folder, config, sessions, encryption, shell, sandbox."""
     from workhearth.agent.approval import Policy
     from workhearth.agent.tools.shell import quest_hidden

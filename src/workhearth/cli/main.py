@@ -16,8 +16,9 @@ from workhearth.cli import sessions as sessions_cmd
 from workhearth.cli import shell as shell_cmd
 from workhearth.cli import trash as trash_cmd
 from workhearth.cli import workspace as workspace_cmd
+from workhearth.cli.help import HearthTyper
 
-app = typer.Typer(
+app = HearthTyper(
     name="hearth",
     help="workhearth: a local-first agent workbench.",
     add_completion=False,
@@ -29,8 +30,8 @@ app.add_typer(memory_cmd.app, name="memory")
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(shell_cmd.app, name="shell")
 app.add_typer(trash_cmd.app, name="trash")
-app.command("run", cls=run_cmd.PlainUsage)(run_cmd.run)
-app.command("resume", cls=run_cmd.PlainUsage)(run_cmd.resume)
+app.command("run")(run_cmd.run)
+app.command("resume")(run_cmd.resume)
 app.command("audit")(audit_cmd.audit)
 app.add_typer(workspace_cmd.app, name="workspace")
 app.command("doctor")(doctor_cmd.doctor)

@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from workhearth.cli.context import hearth
-from workhearth.cli.output import print_json, table, when
+from workhearth.cli.help import HearthTyper
+from workhearth.cli.output import JsonOpt, print_json, table, when
 from workhearth.errors import HearthError, UsageError
 
 if TYPE_CHECKING:
     from workhearth.app import Workhearth
 
-app = typer.Typer(help="Memory: plain Markdown you can edit, found by words.", no_args_is_help=True)
+app = HearthTyper(help="Memory: plain Markdown you can edit, found by words.", no_args_is_help=True)
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
 LayerOpt = Annotated[str | None, typer.Option("--layer", help="user | project (default: both)")]
 
 

@@ -8,15 +8,16 @@ from typing import Annotated
 import typer
 
 from workhearth.cli.context import hearth
-from workhearth.cli.output import print_json, table
+from workhearth.cli.help import HearthTyper
+from workhearth.cli.output import JsonOpt, print_json, table
 
-app = typer.Typer(
+app = HearthTyper(
     help="Configured models (config.toml [models.NAME], HEARTH_MODEL).", no_args_is_help=True
 )
 
 
 @app.command("list")
-def list_(json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def list_(json: JsonOpt = False) -> None:
     """Configured models with provider, tier and context window (keys never shown)."""
     from workhearth.models.registry import describe
 
@@ -52,7 +53,7 @@ def test(
         str,
         typer.Argument(metavar="NAME", help="A [models.NAME] or openai:MODEL / anthropic:MODEL."),
     ],
-    json: Annotated[bool, typer.Option("--json")] = False,
+    json: JsonOpt = False,
 ) -> None:
     """Send one tiny request and report the answer and the latency."""
     from workhearth.models.messages import message_text, text_message

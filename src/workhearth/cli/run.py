@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import signal
 import sys
 from collections.abc import Callable, Mapping
@@ -43,16 +42,6 @@ REPL_HELP = """/model [NAME]    show or switch the model
 
 # Which argument of a tool call names what it works on, in order of preference.
 _SUBJECT_KEYS = ("path", "command", "pattern", "query", "prompt", "name", "id", "content")
-
-
-class PlainUsage(typer.core.TyperCommand):
-    """Help that says ``TASK``, not Typer's ``{TASK}`` and ``TASK <str>``."""
-
-    def collect_usage_pieces(self, ctx: Any) -> list[str]:
-        return [p[1:-1] if p.startswith("{") else p for p in super().collect_usage_pieces(ctx)]
-
-    def get_help(self, ctx: Any) -> str:
-        return re.sub(r"(?m)^(\s+[A-Z]+) <\w+>", r"\1", super().get_help(ctx))
 
 
 # ------------------------------------------------------------------ output

@@ -9,13 +9,12 @@ from typing import Annotated
 import typer
 
 from workhearth.cli.context import hearth
-from workhearth.cli.output import print_json
+from workhearth.cli.help import HearthTyper
+from workhearth.cli.output import JsonOpt, print_json
 from workhearth.cli.run import brief, one_line
 from workhearth.errors import UsageError
 
-app = typer.Typer(help="Find, read, check, move and delete sessions.", no_args_is_help=True)
-
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+app = HearthTyper(help="Find, read, check, move and delete sessions.", no_args_is_help=True)
 
 
 def _text_of(message: dict) -> str:
@@ -147,7 +146,7 @@ def import_(
     if json:
         print_json(result)
         if skipped_total(result):
-            print("hearth: warning: the import is incomplete; see \"skipped\"", file=sys.stderr)
+            print('hearth: warning: the import is incomplete; see "skipped"', file=sys.stderr)
         return
     print_import(result)
 

@@ -9,10 +9,11 @@ from typing import Annotated
 import typer
 
 from workhearth.cli.context import hearth
-from workhearth.cli.output import print_json
+from workhearth.cli.help import HearthTyper
+from workhearth.cli.output import JsonOpt, print_json
 from workhearth.shell.snapshot import capture
 
-app = typer.Typer(help="The user's shell, as commands see it.", no_args_is_help=True)
+app = HearthTyper(help="The user's shell, as commands see it.", no_args_is_help=True)
 
 
 @app.callback()
@@ -23,7 +24,7 @@ def _group() -> None:
 @app.command()
 def snapshot(
     show: Annotated[bool, typer.Option("--show", help="Print the snapshot too.")] = False,
-    json: Annotated[bool, typer.Option("--json")] = False,
+    json: JsonOpt = False,
 ) -> None:
     """Capture $SHELL now and print the snapshot's path.
 

@@ -8,13 +8,14 @@ from typing import Annotated
 import typer
 
 from workhearth.cli.context import hearth
-from workhearth.cli.output import print_json, table, when
+from workhearth.cli.help import HearthTyper
+from workhearth.cli.output import JsonOpt, print_json, table, when
 from workhearth.errors import UsageError
 from workhearth.trash import Trash
 
 DAY = 86_400
 
-app = typer.Typer(help="Deleted files and sessions, restorable.", no_args_is_help=True)
+app = HearthTyper(help="Deleted files and sessions, restorable.", no_args_is_help=True)
 
 
 def _history(session_id: str):  # -> FileHistory
@@ -33,7 +34,7 @@ def list_(
         str | None,
         typer.Option(help="List this session's file history (overwritten versions) instead."),
     ] = None,
-    json: Annotated[bool, typer.Option("--json")] = False,
+    json: JsonOpt = False,
 ) -> None:
     """What is in the trash, newest first (or a session's file history)."""
     if session is not None:

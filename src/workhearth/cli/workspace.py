@@ -8,9 +8,10 @@ from typing import Annotated
 import typer
 
 from workhearth.cli.context import hearth
-from workhearth.cli.output import print_json, table
+from workhearth.cli.help import HearthTyper
+from workhearth.cli.output import JsonOpt, print_json, table
 
-app = typer.Typer(help="Folders the agent is allowed to work in.", no_args_is_help=True)
+app = HearthTyper(help="Folders the agent is allowed to work in.", no_args_is_help=True)
 
 
 def _workspaces():  # -> Workspaces
@@ -35,7 +36,7 @@ def remove(folder: Annotated[Path, typer.Argument(metavar="DIR")]) -> None:
 
 
 @app.command("list")
-def list_(json: Annotated[bool, typer.Option("--json")] = False) -> None:
+def list_(json: JsonOpt = False) -> None:
     """Authorized folders (the current folder is always authorized for its own sessions)."""
     ws = _workspaces()
     rows = [item.as_dict() for item in ws.list()]

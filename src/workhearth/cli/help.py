@@ -1,0 +1,45 @@
+"""How ``--help`` reads: ``TEXT`` and ``--count INTEGER``, not Typer's ``{TEXT}``, ``<str>``.
+
+Every command group is a :class:`HearthTyper`, so each command gets :class:`PlainUsage`
+without saying so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import typer
+import typer.core
+
+# How click names types; Typer 0.2x would print the Python type in angle brackets.
+_TYPE_NAMES = {"str": "TEXT", "int": "INTEGER", "float": "NUMBER", "Path": "PATH"}
+
+
+class PlainUsage(typer.core.TyperCommand):
+    """Help that says ``TASK`` and ``--count INTEGER``, not ``{TASK}``, ``TASK <str>``, ``<int>``."""
+
+    def _plain_metavars(self) -> None:
+        for param in self.params:
+            if isinstance(param, typer.core.TyperOption) and param.metavar is None:
+                if not param.is_flag:
+                    bare = param.bare_type().removeprefix("list[").removesuffix("]")
+                    param.metavar = _TYPE_NAMES.get(bare, bare.upper())
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        self._plain_metavars()
+        return [p[1:-1] if p.startswith("{") else p for p in super().collect_usage_pieces(ctx)]
+
+    def get_help(self, ctx: Any) -> str:
+        self._plain_metavars()
+        # Why: an argument already reads as its name (TASK); its type adds nothing.
+        return re.sub(r"(?m)^(\s+[A-Z][A-Z_]*) <[\w\[\]]+>", r"\1", super().get_help(ctx))
+
+
+class HearthTyper(typer.Typer):
+    """A command group whose commands use :class:`PlainUsage` help."""
+
+    def command(self, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
+        kwargs.setdefault("cls", PlainUsage)
+        return super().command(*args, **kwargs)
