@@ -58,6 +58,19 @@ def test_workspace_add_list_remove(tmp_path: Path) -> None:
     )
 
 
+def test_workspace_add_warns_about_the_whole_filesystem_or_home(tmp_path: Path) -> None:
+    user_home = tmp_path / "user"
+    user_home.mkdir()
+    for folder, why in (("/", "whole filesystem"), (str(user_home), "whole home folder")):
+        done = hearth(tmp_path, "workspace", "add", folder, HOME=str(user_home))
+        assert done.returncode == 0
+        assert why in done.stderr and "hearth workspace remove" in done.stderr
+    plain = tmp_path / "project"
+    plain.mkdir()
+    done = hearth(tmp_path, "workspace", "add", str(plain), HOME=str(user_home))
+    assert done.returncode == 0 and done.stderr == ""
+
+
 def test_models_list_and_test_against_a_local_server(tmp_path: Path) -> None:
     assert json.loads(hearth(tmp_path, "models", "list", "--json").stdout) == []
     with FakeProvider([Reply(pieces=openai_sse(openai_text(["ready"])))]) as fake:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -26,6 +28,25 @@ def add(folder: Annotated[Path, typer.Argument(metavar="DIR")]) -> None:
     """Authorize a folder for file tools and shell commands."""
     item = _workspaces().add(folder)
     print(f"authorized {item.path}")
+    broad = _too_broad(Path(item.path))
+    if broad:
+        print(
+            f"hearth: warning: {item.path} is {broad}: the agent may now read and change "
+            f"every file in it (undo with `hearth workspace remove {item.path}`)",
+            file=sys.stderr,
+        )
+
+
+def _too_broad(path: Path) -> str | None:
+    """Why authorizing ``path`` is risky, or None for an ordinary project folder."""
+    real = Path(os.path.realpath(path))
+    if real == Path(real.anchor):
+        return "the whole filesystem"
+    if real == Path(os.path.realpath(Path.home())):
+        return "your whole home folder"
+    if real.parent == Path(real.anchor):
+        return "a top-level system folder"
+    return None
 
 
 @app.command()
