@@ -112,3 +112,19 @@ def test_adversary_bench_runs(tmp_path: Path) -> None:
     assert result["savers"]["naive_rewrite"]["hand_lines"] > 0
     for trial in ("full_disk", "read_only"):
         assert "skipped" in result[trial] or result[trial], trial
+
+
+def test_memory_cli_bench_runs(tmp_path: Path) -> None:
+    result = run_bench(
+        "memory_cli.py",
+        tmp_path / "mc.json",
+        "--entries",
+        "50",
+        "--runs",
+        "1",
+        "--tmp",
+        str(tmp_path),
+    )
+    assert set(result["results"]) >= {"memory search", "memory save", "hearth --help"}
+    assert result["entries_after_saves"] == 52  # 50 built, a warm-up save and one timed save
+    assert all(row["median_s"] > 0 for row in result["results"].values())
