@@ -24,8 +24,8 @@ from workhearth.models.messages import Message, ToolUseBlock, message_text, text
 from workhearth.models.streaming import (
     Completion,
     Done,
-    StreamEvent,
     StopReason,
+    StreamEvent,
     StreamingChatModel,
     TextDelta,
     ToolCallFinished,
