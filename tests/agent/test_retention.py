@@ -67,7 +67,9 @@ def audit_lines(config: Config, *ages: float) -> list[bytes]:
     """Real audit records, their times moved back by ``ages`` days."""
     log = AuditLog(config.paths.audit_log)
     for n, _ in enumerate(ages):
-        log.record(session="s", mode="agent", tool="read_file", decision="allowed-by-mode", call_id=str(n))
+        log.record(
+            session="s", mode="agent", tool="read_file", decision="allowed-by-mode", call_id=str(n)
+        )
     lines = config.paths.audit_log.read_bytes().splitlines()
     aged = []
     for line, days in zip(lines, ages, strict=True):
