@@ -14,6 +14,7 @@ from workhearth.sessions.store import SessionStore
 
 if TYPE_CHECKING:
     from workhearth.memory.api import Memory
+    from workhearth.skills.library import SkillLibrary
 
 
 class Workhearth:
@@ -49,3 +50,18 @@ class Workhearth:
     @cached_property
     def sessions(self) -> SessionStore:
         return SessionStore(self.config, self.workspace)
+
+    @cached_property
+    def skills(self) -> SkillLibrary:
+        """Skills visible from this workspace; its own skill folders only when it is authorized."""
+        from workhearth.agent.workspace import Workspaces
+        from workhearth.skills.library import SkillLibrary
+
+        roots = Workspaces(self.paths, current=self.workspace).roots()
+        return SkillLibrary(
+            self.paths,
+            self.workspace,
+            user_home=self.config.user_home,
+            workspace_authorized=self.workspace in roots,
+            language=self.config.language,
+        )

@@ -127,6 +127,10 @@ class Config:
     models: ModelsConfig = ModelsConfig()
     retention: RetentionConfig = RetentionConfig()
     raw: Mapping[str, object] = field(default_factory=dict, repr=False)
+    # ``[ui] language`` ("zh" | "en"), default from the locale; the user's home
+    # folder (for ~/.agents/skills, ~/.claude/skills), from HOME.
+    language: str = "en"
+    user_home: Path | None = None
 
     @property
     def paths(self) -> HearthPaths:
@@ -304,6 +308,21 @@ def _retention_config(section: Mapping[str, object], path: Path) -> RetentionCon
     return RetentionConfig(**days)
 
 
+LANGUAGES = ("zh", "en")
+
+
+def _language(section: Mapping[str, object], env: Mapping[str, str], path: Path) -> str:
+    """``[ui] language``, else the locale: zh* → "zh", anything else → "en"."""
+    value = section.get("language")
+    if value is not None:
+        if value not in LANGUAGES:
+            raise ConfigError(f'{path}: [ui] language must be "zh" or "en", not {value!r}')
+        return str(value)
+    # Why: POSIX order — LC_ALL overrides LC_MESSAGES, which overrides LANG.
+    locale = env.get("LC_ALL") or env.get("LC_MESSAGES") or env.get("LANG") or ""
+    return "zh" if locale.lower().startswith("zh") else "en"
+
+
 def load_config(
     env: Mapping[str, str] | None = None, home: Path | None = None, *, read_file: bool = True
 ) -> Config:
@@ -355,5 +374,7 @@ def load_config(
             cfg_path,
         ),
         retention=_retention_config(_section(raw, "retention", cfg_path), cfg_path),
+        language=_language(_section(raw, "ui", cfg_path), env, cfg_path),
+        user_home=Path(env["HOME"]) if env.get("HOME") else None,
         raw=raw,
     )
