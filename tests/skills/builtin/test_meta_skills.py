@@ -1,0 +1,279 @@
+"""The meta skills (issue #10): create-skill, find-skills, install-skill-dependency,
+plugin-creator, hearth-guidance, error-recovery.
+
+Each script is run as the model runs it: ``python <skill>/scripts/<script>.py ARGS`` with
+hearth's interpreter, in a subprocess. error-recovery is fed the real stderr of real
+failing commands, captured here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BUILTIN = Path(__file__).resolve().parents[3] / "src" / "workhearth" / "skills" / "builtin"
+META = (
+    "create-skill",
+    "find-skills",
+    "install-skill-dependency",
+    "plugin-creator",
+    "hearth-guidance",
+    "error-recovery",
+)
+
+
+def script(
+    skill: str,
+    name: str,
+    *args: str,
+    cwd: Path | None = None,
+    env: dict | None = None,
+    stdin: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(BUILTIN / skill / "scripts" / name), *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        timeout=120,
+    )
+
+
+def failed(argv: list[str], cwd: Path, **kw) -> subprocess.CompletedProcess[str]:
+    """Run a command that must fail, and return what it really printed."""
+    res = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, timeout=60, **kw)
+    assert res.returncode != 0, res
+    return res
+
+
+def diagnose(
+    tmp_path: Path, command: str, res: subprocess.CompletedProcess[str], *extra: str
+) -> dict:
+    err = tmp_path / "stderr.txt"
+    err.write_text(res.stderr, encoding="utf-8")
+    out = script(
+        "error-recovery",
+        "diagnose.py",
+        "--command",
+        command,
+        "--exit-code",
+        str(res.returncode),
+        "--stderr",
+        str(err),
+        *extra,
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def one_line_error(res: subprocess.CompletedProcess[str], prog: str) -> str:
+    assert res.returncode == 2, (res.stdout, res.stderr)
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith(prog), res.stderr
+    assert "Traceback" not in res.stderr
+    return lines[0]
+
+
+# --------------------------------------------------------------------- error-recovery
+def test_diagnose_missing_command(tmp_path: Path) -> None:
+    res = failed(["bash", "-c", "nosuchcmd_wh_42 --version"], tmp_path)
+    d = diagnose(tmp_path, "nosuchcmd_wh_42 --version", res)
+    assert d["kind"] == "command-not-found"
+    assert "nosuchcmd_wh_42" in d["cause"] and d["confidence"] >= 0.8
+
+
+def test_diagnose_missing_command_names_its_package(tmp_path: Path) -> None:
+    # Why: a real "command not found" for a program whose package name differs.
+    bash = shutil.which("bash")
+    assert bash
+    res = failed([bash, "-c", "rg TODO"], tmp_path, env={"PATH": str(tmp_path)})
+    d = diagnose(tmp_path, "rg TODO", res)
+    assert d["kind"] == "command-not-found"
+    assert "ripgrep" in d["fix"]
+
+
+def test_diagnose_missing_python_module_names_the_interpreter(tmp_path: Path) -> None:
+    res = failed([sys.executable, "-c", "import yaml_wh_missing.sub"], tmp_path)
+    d = diagnose(tmp_path, f"{sys.executable} -c 'import yaml_wh_missing.sub'", res)
+    assert d["kind"] == "module-not-found"
+    assert f"{sys.executable} -m pip install yaml_wh_missing" in d["fix"]
+
+
+def test_diagnose_module_whose_package_has_another_name(tmp_path: Path) -> None:
+    # Why: the import name is not the PyPI name; the fix must name the package.
+    res = failed([sys.executable, "-S", "-c", "import docx"], tmp_path)
+    d = diagnose(tmp_path, "python3 -S -c 'import docx'", res)
+    assert d["kind"] == "module-not-found"
+    assert "python3 -m pip install python-docx" in d["fix"]
+
+
+def test_diagnose_missing_file(tmp_path: Path) -> None:
+    res = failed(["cat", "missing.txt"], tmp_path)
+    d = diagnose(tmp_path, "cat missing.txt", res)
+    assert d["kind"] == "no-such-file"
+    assert "missing.txt" in d["cause"]
+
+
+def test_diagnose_permission_denied(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("echo hi\n")
+    (tmp_path / "run.sh").chmod(0o644)
+    res = failed(["bash", "-c", "./run.sh"], tmp_path)
+    d = diagnose(tmp_path, "./run.sh", res)
+    assert d["kind"] == "permission-denied"
+    assert "chmod +x ./run.sh" in d["fix"]
+
+
+def test_diagnose_port_in_use(tmp_path: Path) -> None:
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        code = f"import socket; s = socket.socket(); s.bind(('127.0.0.1', {port})); s.listen()"
+        res = failed([sys.executable, "-c", code], tmp_path)
+    d = diagnose(tmp_path, "python3 server.py", res)
+    assert d["kind"] == "port-in-use"
+    assert d["frame"]["file"] == "<string>"
+
+
+def test_diagnose_disk_full(tmp_path: Path) -> None:
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full on this system")
+    res = failed(["bash", "-c", "echo data > /dev/full"], tmp_path)
+    d = diagnose(tmp_path, "echo data > /dev/full", res)
+    assert d["kind"] == "disk-full"
+    assert "df -h" in d["fix"]
+
+
+def test_diagnose_traceback_points_at_the_last_frame(tmp_path: Path) -> None:
+    prog = tmp_path / "app.py"
+    prog.write_text("def load(x):\n    return int(x)\n\n\nload('abc')\n", encoding="utf-8")
+    res = failed([sys.executable, str(prog)], tmp_path)
+    d = diagnose(tmp_path, "python3 app.py", res)
+    assert d["kind"] == "python-exception"
+    assert d["frame"] == {"file": str(prog), "line": 2, "function": "load"}
+    assert d["exception"].startswith("ValueError: invalid literal for int()")
+
+
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = os.environ | {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    return subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=60
+    )
+
+
+def _repo(path: Path) -> Path:
+    path.mkdir()
+    assert _git(path, "init", "-q", "-b", "main").returncode == 0
+    (path / "a.txt").write_text("one\n")
+    _git(path, "add", "a.txt")
+    assert _git(path, "commit", "-qm", "first").returncode == 0
+    return path
+
+
+def test_diagnose_git_rejected_push(tmp_path: Path) -> None:
+    origin = tmp_path / "origin.git"
+    assert _git(tmp_path, "init", "-q", "--bare", "-b", "main", str(origin)).returncode == 0
+    a = _repo(tmp_path / "a")
+    _git(a, "push", "-q", str(origin), "main")
+    b = tmp_path / "b"
+    assert _git(tmp_path, "clone", "-q", str(origin), str(b)).returncode == 0
+    for repo, text in ((a, "from a\n"), (b, "from b\n")):
+        (repo / "a.txt").write_text(text)
+        _git(repo, "commit", "-qam", text)
+    assert _git(a, "push", "-q", str(origin), "main").returncode == 0
+    res = _git(b, "push", str(origin), "main")
+    assert res.returncode != 0
+    d = diagnose(tmp_path, "git push origin main", res)
+    assert d["kind"] == "git-non-fast-forward"
+    assert "git pull --rebase" in d["fix"]
+
+
+def test_diagnose_git_merge_conflict_printed_on_stdout(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "r")
+    _git(repo, "checkout", "-qb", "other")
+    (repo / "a.txt").write_text("other\n")
+    _git(repo, "commit", "-qam", "other")
+    _git(repo, "checkout", "-q", "main")
+    (repo / "a.txt").write_text("main\n")
+    _git(repo, "commit", "-qam", "main")
+    res = _git(repo, "merge", "other")
+    assert res.returncode != 0 and "CONFLICT" in res.stdout  # git reports it on stdout
+    out = tmp_path / "stdout.txt"
+    out.write_text(res.stdout)
+    d = diagnose(tmp_path, "git merge other", res, "--stdout", str(out))
+    assert d["kind"] == "git-merge-conflict"
+    assert "a.txt" in d["cause"]
+
+
+def test_diagnose_not_a_git_repository(tmp_path: Path) -> None:
+    res = _git(tmp_path, "status")
+    assert res.returncode != 0
+    assert diagnose(tmp_path, "git status", res)["kind"] == "git-not-a-repository"
+
+
+def test_diagnose_dns_failure_message() -> None:
+    # Why: a real DNS failure needs the network; this is curl's exact wording.
+    res = script(
+        "error-recovery",
+        "diagnose.py",
+        "--command",
+        "curl https://example.invalid",
+        "--exit-code",
+        "6",
+        "--stderr",
+        "-",
+        stdin="curl: (6) Could not resolve host: example.invalid\n",
+    )
+    assert json.loads(res.stdout)["kind"] == "network-dns"
+
+
+def test_diagnose_unknown_failure_quotes_the_error_line(tmp_path: Path) -> None:
+    res = failed(
+        [sys.executable, "-c", "import sys; sys.exit('frobnication failed: gear 3')"], tmp_path
+    )
+    d = diagnose(tmp_path, "frob", res)
+    assert d["kind"] == "unknown" and d["confidence"] < 0.5
+    assert "frobnication failed: gear 3" in d["cause"]
+
+
+def test_diagnose_reads_stdin_and_keeps_chinese(tmp_path: Path) -> None:
+    res = script(
+        "error-recovery",
+        "diagnose.py",
+        "--command",
+        "cat 报告.txt",
+        "--exit-code",
+        "1",
+        "--stderr",
+        "-",
+        stdin=failed(["cat", "报告.txt"], tmp_path).stderr,
+    )
+    assert "报告.txt" in json.loads(res.stdout)["cause"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--command", "x", "--exit-code", "1", "--stderr", "no/such/file.txt"],
+        ["--command", "x", "--exit-code", "0", "--stderr", "-"],
+        ["--command", "x", "--exit-code", "one", "--stderr", "-"],
+    ],
+)
+def test_diagnose_bad_input_is_one_line(args: list[str]) -> None:
+    one_line_error(script("error-recovery", "diagnose.py", *args, stdin=""), "diagnose.py")
