@@ -23,10 +23,12 @@ from workhearth.agent.loop import Agent, Limits, Listener, RunResult, ToolEvent
 from workhearth.agent.retention import sweep_if_due
 from workhearth.agent.safefs import SafeFS
 from workhearth.agent.tools import (
+    SkillState,
     Subagent,
     ToolContext,
     ToolRegistry,
     ToolResult,
+    activate_skill,
     default_registry,
     quest_sandbox,
 )
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from workhearth.paths import HearthPaths
     from workhearth.sessions.session import Session
     from workhearth.sessions.store import SessionStore
+    from workhearth.skills.library import SkillLibrary
 
 
 class Workhearth(Protocol):
@@ -61,6 +64,9 @@ class Workhearth(Protocol):
 
     @property
     def sessions(self) -> SessionStore: ...
+
+    @property
+    def skills(self) -> SkillLibrary: ...
 
 
 Mode = Literal["ask", "agent", "quest"]
@@ -104,6 +110,7 @@ class RunOptions:
     listener: Listener | None = None
     approver: Approver | None = None
     snapshot: Snapshot | None = None  # the user's shell, captured once per process
+    skill: str | None = None  # `hearth run --skill NAME`: active from the first step
 
 
 def _mode(value: str | None, default: str | None) -> Mode:
@@ -185,9 +192,19 @@ def system_prompt(wh: Workhearth, fs: SafeFS, mode: Mode, task: str | None) -> s
         workspace=wh.workspace,
         roots=", ".join(str(r.path) for r in fs.roots),
         mode_text=MODE_TEXT[mode],
-        skills="",  # Why: the skills catalogue arrives with the skills issue; its place is here.
+        skills=_catalogue(wh),
         memory=f"\n# What you remember\n{memory}\n" if memory else "",
     )
+
+
+def _catalogue(wh: Workhearth) -> str:
+    """The skills part of the system prompt; a library that cannot be read leaves it out."""
+    from workhearth.agent.tools.skills import catalogue
+
+    try:
+        return catalogue(wh.skills)
+    except HearthError:
+        return ""
 
 
 def subagent_prompt(wh: Workhearth, fs: SafeFS, mode: Mode) -> str:
@@ -225,6 +242,10 @@ def build_agent(
         opts.snapshot = capture(wh.paths, str(wh.workspace), opts.env)
         if opts.snapshot.warning and opts.stderr is not None:
             print(f"hearth: {opts.snapshot.warning}", file=opts.stderr)
+    # Why: a resumed session keeps its active skill (and that skill's allowed-tools).
+    skills = SkillState(wh.skills, state.get("active_skill"))
+    if opts.skill and skills.active is None:
+        skills.activate(opts.skill, session)
     ctx = ToolContext(
         session=session,
         snapshot=opts.snapshot,
@@ -241,9 +262,11 @@ def build_agent(
         deadline=time.monotonic() + policy.max_seconds
         if mode == "quest" and policy.max_seconds is not None
         else None,
+        skills=skills,
     )
     registry = default_registry()
     registry.add(task_tool)
+    registry.add(activate_skill)
     assert ctx.gate is not None
     tools = _StopWhenUnasked(registry.bind(ctx), ctx.gate)
     # Why: a resumed session keeps the prompt it started with unless the mode changed.
@@ -316,7 +339,12 @@ def _subagent(
             # Same folders, approvals ("always" answers included), sandbox and shell
             # snapshot as the parent; its own session and file history; no subagent.
             child_ctx = dataclasses.replace(
-                ctx, session=child, history=None, subagent=None, call_id=""
+                ctx,
+                session=child,
+                history=None,
+                subagent=None,
+                call_id="",
+                skills=ctx.skills.fork() if ctx.skills else None,
             )
             tier: Tier = parent.model.tier if isinstance(parent.model, Router) else "light"
             router = Router.from_config(wh.config.models, pinned=opts.model, tier=tier)
@@ -352,6 +380,9 @@ def run_task(wh: Workhearth, task: str, opts: RunOptions) -> RunResult:
     mode = _mode(opts.mode, None)
     # Why: a model that cannot be called must not leave an empty session behind.
     check_model(wh, opts.model)
+    if opts.skill:
+        # Why: the skill's instructions come with the task, as if the model had activated it.
+        task = f"{task}\n\n{SkillState(wh.skills).activate(opts.skill)}"
     session = wh.sessions.create(model=opts.model, mode=mode)
     return resume(wh, session, opts, task)
 

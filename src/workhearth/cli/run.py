@@ -183,20 +183,68 @@ def _finish(result) -> None:  # result: RunResult
     raise typer.Exit(EXIT[result.status])
 
 
+def _skill_task(task: str | None, skill: str | None, example: str | None, sets: list[str]) -> str:
+    """The task to run: ``task``, or ``--skill``'s example rendered with the ``--set`` values."""
+    if example is None:
+        if sets:
+            raise UsageError("--set fills the variables of an example: give --example ID too")
+        if not task:
+            raise UsageError("what to do? give a TASK, or --skill NAME --example ID")
+        return task
+    if skill is None:
+        raise UsageError("--example needs --skill NAME")
+    if task:
+        raise UsageError("give a TASK or --example, not both")
+    values: dict[str, str] = {}
+    for item in sets:
+        name, eq, value = item.partition("=")
+        if not eq or not name.strip():
+            raise UsageError(f"--set {item!r}: write it as NAME=VALUE")
+        values[name.strip()] = value
+    from workhearth.agent.workspace import Workspaces
+    from workhearth.skills.library import make_file_check
+
+    wh = hearth()
+    # Why: a file variable may name a file in any authorized folder, as the file tools may.
+    roots = Workspaces(wh.paths, current=wh.workspace).roots()
+    return wh.skills.render(skill, example, values, file_check=make_file_check(roots))
+
+
 def run(
     ctx: typer.Context,
-    task: Annotated[str, typer.Argument(metavar="TASK", help="What to do, in your own words.")],
+    task: Annotated[
+        str | None, typer.Argument(metavar="TASK", help="What to do, in your own words.")
+    ] = None,
     mode: ModeOpt = None,
     model: Annotated[str | None, typer.Option(metavar="MODEL", help=MODEL_HELP)] = None,
     yes: YesOpt = False,
+    skill: Annotated[
+        str | None,
+        typer.Option("--skill", metavar="NAME", help="Activate this skill for the task."),
+    ] = None,
+    example: Annotated[
+        str | None,
+        typer.Option(
+            "--example",
+            metavar="ID",
+            help="Run this example task of --skill (see hearth skills examples NAME).",
+        ),
+    ] = None,
+    sets: Annotated[
+        list[str] | None,
+        typer.Option("--set", metavar="NAME=VALUE", help="A variable of --example; repeatable."),
+    ] = None,
 ) -> None:
     """Do one task and exit; the exit code tells whether it finished."""
     from workhearth.agent.runner import run_task
 
     mode, model = _global(ctx, "mode", mode), _global(ctx, "model", model)
+    task = _skill_task(task, skill, example, sets or [])
     _require_model(model)
     _stop_cleanly_on_sigterm()
-    _finish(run_task(hearth(), task, _options(mode, model, yes)))
+    opts = _options(mode, model, yes)
+    opts.skill = skill
+    _finish(run_task(hearth(), task, opts))
 
 
 def resume(

@@ -3,7 +3,8 @@
 ``default_registry()`` holds the built-in tools under their contract names;
 ``registry.bind(ctx)`` gives the agent loop its tool box (``specs``,
 ``read_only``, ``call``). ``task`` (the subagent) is added by the runner, which
-gives it a subagent to run.
+gives it a subagent to run, and so is ``activate_skill``, which needs the
+session's skills (``ToolContext.skills``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from workhearth.agent.tools.registry import BoundTools, Tool, ToolRegistry, tool
 from workhearth.agent.tools.search import glob, grep
 from workhearth.agent.tools.sessions import session_list, session_read
 from workhearth.agent.tools.shell import quest_sandbox, shell
+from workhearth.agent.tools.skills import SkillState, activate_skill
 from workhearth.agent.tools.task import task
 
 BUILTIN_TOOLS = (
@@ -48,12 +50,14 @@ __all__ = [
     "BUILTIN_TOOLS",
     "OUTPUT_LIMIT",
     "BoundTools",
+    "SkillState",
     "Subagent",
     "Tool",
     "ToolContext",
     "ToolError",
     "ToolRegistry",
     "ToolResult",
+    "activate_skill",
     "default_registry",
     "quest_sandbox",
     "task",

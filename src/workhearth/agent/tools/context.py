@@ -21,6 +21,7 @@ from workhearth.shell.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from workhearth.agent.loop import RunResult
+    from workhearth.agent.tools.skills import SkillState
     from workhearth.memory.api import Memory
     from workhearth.sessions.store import SessionStore
 
@@ -82,6 +83,7 @@ class ToolContext:
     output_limit: int = OUTPUT_LIMIT
     subagent: Subagent | None = field(default=None, repr=False)
     shared: _Shared | None = field(default=None, repr=False)
+    skills: SkillState | None = field(default=None, repr=False)  # None: no skills offered
 
     def __post_init__(self) -> None:
         if self.history is None:
@@ -99,9 +101,17 @@ class ToolContext:
     def workspace(self) -> Path:
         return self.fs.roots[0].path
 
+    def read_fs(self, path: str | Path) -> SafeFS:
+        """Where a READ of ``path`` goes: a skill folder's reader, else the authorized folders.
+
+        Why: skill folders are read-only additions; writes always go through ``fs``.
+        """
+        reader = self.skills.reader_for(path) if self.skills is not None else None
+        return reader or self.fs
+
     def show(self, path: str | Path) -> str:
         """A path as the model should see it: relative to the workspace when inside it."""
-        full = Path(self.fs.display(path))
+        full = Path(self.read_fs(path).display(path))
         try:
             return str(full.relative_to(self.workspace)) or "."
         except ValueError:

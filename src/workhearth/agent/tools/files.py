@@ -70,7 +70,7 @@ def read_file(
         lines = saved.splitlines()
         page = lines[offset - 1 : offset - 1 + limit]
         return _page(page, offset, offset - 1 + limit < len(lines)) or "(no lines there)"
-    with ctx.fs.open_read(path) as fh:
+    with ctx.read_fs(path).open_read(path) as fh:
         probe = fh.peek(_BINARY_PROBE)[:_BINARY_PROBE] if hasattr(fh, "peek") else b""
         if b"\0" in probe:
             size = os.fstat(fh.fileno()).st_size
@@ -203,13 +203,14 @@ def list_dir(
 ) -> str:
     """List a folder: sub-folders end with '/', links show their target, files their size."""
     lines = []
-    entries = ctx.fs.list_dir(path)
+    fs = ctx.read_fs(path)
+    entries = fs.list_dir(path)
     base = path.rstrip("/") or "/"
     for entry in entries[:LIST_LIMIT]:
         if entry.kind == "dir":
             lines.append(entry.rel + "/")
         elif entry.kind == "symlink":
-            target = ctx.fs.stat(f"{base}/{entry.rel}", follow=False).link
+            target = fs.stat(f"{base}/{entry.rel}", follow=False).link
             lines.append(f"{entry.rel} -> {target}")
         elif entry.kind == "file":
             lines.append(f"{entry.rel}  ({entry.size} bytes)")

@@ -175,7 +175,9 @@ class ToolRegistry:
         return [
             t.spec
             for t in self._tools.values()
-            if (mode != "ask" or t.read_only) and (ctx is None or t.offered(ctx))
+            if (mode != "ask" or t.read_only)
+            and (ctx is None or t.offered(ctx))
+            and (ctx is None or ctx.skills is None or ctx.skills.allows(t.name))
         ]
 
     def read_only(self, name: str) -> bool:
@@ -194,6 +196,10 @@ class ToolRegistry:
         if t is None or not t.offered(ctx):
             available = ", ".join(n for n, other in self._tools.items() if other.offered(ctx))
             result = ToolResult(f"unknown tool {name!r}; available: {available}", True)
+            decision = "denied-by-policy"
+        elif ctx.skills is not None and not ctx.skills.allows(name):
+            # Why: the active skill's allowed-tools narrow what may run (see tools/skills.py).
+            result = ToolResult(ctx.skills.refusal(name), True)
             decision = "denied-by-policy"
         elif not isinstance(arguments, Mapping):
             result = ToolResult(f"the input of {name} must be a JSON object", True)
