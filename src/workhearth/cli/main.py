@@ -14,6 +14,7 @@ from workhearth.cli import models as models_cmd
 from workhearth.cli import run as run_cmd
 from workhearth.cli import sessions as sessions_cmd
 from workhearth.cli import shell as shell_cmd
+from workhearth.cli import skills as skills_cmd
 from workhearth.cli import trash as trash_cmd
 from workhearth.cli import workspace as workspace_cmd
 from workhearth.cli.help import HearthTyper
@@ -29,6 +30,7 @@ app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(memory_cmd.app, name="memory")
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(shell_cmd.app, name="shell")
+app.add_typer(skills_cmd.app, name="skills")
 app.add_typer(trash_cmd.app, name="trash")
 app.command("run")(run_cmd.run)
 app.command("resume")(run_cmd.resume)
