@@ -1,0 +1,210 @@
+"""Profile one sheet of an .xlsx workbook: per column its type, counts, statistics and outliers.
+
+Outliers follow the IQR rule (below Q1 - 1.5·IQR or above Q3 + 1.5·IQR). Cells whose formula
+aggregates a range (a totals row: =SUM(B2:B9)) make their row a totals row: its formulas are
+counted, but the row is left out of the statistics, so a total is never an outlier of its column.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import re
+import statistics
+from pathlib import Path
+from typing import Any
+
+from xlsx_common import (
+    ScriptError,
+    atomic_write,
+    checked_output,
+    existing_input,
+    is_error_value,
+    load_workbook,
+    pick_sheet,
+    run,
+)
+
+NAME = "analyze_sheet"
+_AGGREGATE = re.compile(
+    r"^=\s*(SUM|SUBTOTAL|AVERAGE|COUNT|COUNTA|MIN|MAX|MEDIAN|PRODUCT)\s*\(.*:", re.IGNORECASE
+)
+
+
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="analyze_sheet.py",
+        description="Per column of a sheet: type, count, blanks, sum/mean/min/max, IQR outliers, "
+        "formula count and error values.",
+    )
+    parser.add_argument("input", type=Path, help="the .xlsx workbook")
+    parser.add_argument("--sheet", help="sheet name (default: the active sheet)")
+    parser.add_argument(
+        "--header-row", type=int, default=1, help="row holding the column names (default 1)"
+    )
+    parser.add_argument(
+        "--format", choices=("json", "markdown"), default="markdown", help="output format"
+    )
+    parser.add_argument("-o", "--output", type=Path, help="write the report here, not to stdout")
+    parser.add_argument("--force", action="store_true", help="overwrite an existing output")
+    return parser.parse_args()
+
+
+def quartiles(values: list[float]) -> tuple[float, float]:
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q1, q3
+
+
+def analyze(path: Path, sheet: str | None, header_row: int) -> dict[str, Any]:
+    from openpyxl.utils import get_column_letter
+
+    formulas_wb = load_workbook(path)
+    values_wb = load_workbook(path, data_only=True)
+    ws = pick_sheet(formulas_wb, sheet)
+    cached = values_wb[ws.title]
+    if header_row < 1 or header_row > max(ws.max_row, 1):
+        raise ScriptError(f"--header-row {header_row} is outside the sheet (1..{ws.max_row})")
+    columns, errors, uncalculated = [], [], 0
+    totals_rows = {
+        cell.row
+        for row in ws.iter_rows(min_row=header_row + 1)
+        for cell in row
+        if cell.data_type == "f" and _AGGREGATE.match(str(cell.value))
+    }
+    for col in range(1, ws.max_column + 1):
+        letter = get_column_letter(col)
+        header = ws.cell(header_row, col).value
+        numbers: list[tuple[str, float]] = []
+        kinds: set[str] = set()
+        count = blanks = formulas = 0
+        for row in range(header_row + 1, ws.max_row + 1):
+            raw = ws.cell(row, col)
+            value = cached.cell(row, col).value
+            ref = f"{letter}{row}"
+            if raw.data_type == "f":
+                formulas += 1
+                if value is None:
+                    uncalculated += 1
+            if is_error_value(value) or is_error_value(raw.value):
+                errors.append({"cell": ref, "error": value if is_error_value(value) else raw.value})
+            if row in totals_rows:
+                continue
+            if is_error_value(value) or is_error_value(raw.value):
+                kinds.add("error")
+                count += 1
+                continue
+            if value is None or (isinstance(value, str) and not value.strip()):
+                if raw.data_type != "f":
+                    blanks += 1
+                continue
+            count += 1
+            if isinstance(value, bool):
+                kinds.add("boolean")
+            elif isinstance(value, int | float):
+                kinds.add("number")
+                numbers.append((ref, float(value)))
+            elif isinstance(value, dt.datetime | dt.date | dt.time):
+                kinds.add("date")
+            else:
+                kinds.add("text")
+        if header is None and count == 0 and formulas == 0:
+            continue
+        info: dict[str, Any] = {
+            "column": letter,
+            "header": header,
+            "type": kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else "empty"),
+            "count": count,
+            "blanks": blanks,
+            "formulas": formulas,
+        }
+        if numbers:
+            nums = [v for _, v in numbers]
+            info.update(
+                sum=_round(sum(nums)),
+                mean=_round(statistics.fmean(nums)),
+                min=_round(min(nums)),
+                max=_round(max(nums)),
+                outliers=[],
+            )
+            if len(nums) >= 4:
+                q1, q3 = quartiles(nums)
+                low, high = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
+                info["outliers"] = [
+                    {"cell": ref, "value": _round(v)} for ref, v in numbers if v < low or v > high
+                ]
+        columns.append(info)
+    return {
+        "file": str(path),
+        "sheet": ws.title,
+        "rows": max(ws.max_row - header_row, 0),
+        "formulas": sum(c["formulas"] for c in columns),
+        "totals_rows": sorted(totals_rows),
+        "uncalculated_formulas": uncalculated,
+        "errors": errors,
+        "columns": columns,
+    }
+
+
+def _round(value: float) -> float | int:
+    rounded = round(value, 6)
+    return int(rounded) if rounded.is_integer() else rounded
+
+
+def markdown(report: dict[str, Any]) -> str:
+    lines = [
+        f"# {Path(report['file']).name} — sheet {report['sheet']}",
+        "",
+        f"{report['rows']} data rows, {report['formulas']} formulas, "
+        f"{len(report['errors'])} error cells.",
+    ]
+    if report["uncalculated_formulas"]:
+        lines.append(
+            f"{report['uncalculated_formulas']} formulas have no stored value: run "
+            "scripts/recalculate.py first for their numbers."
+        )
+    lines += [
+        "",
+        "| Column | Header | Type | Count | Blanks | Sum | Mean | Min | Max | Formulas | Outliers |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for c in report["columns"]:
+        outliers = ", ".join(f"{o['cell']}={o['value']}" for o in c.get("outliers", []))
+        cells = [
+            c["column"],
+            str(c["header"] if c["header"] is not None else "").replace("|", "\\|"),
+            c["type"],
+            c["count"],
+            c["blanks"],
+            *(c.get(k, "") for k in ("sum", "mean", "min", "max")),
+            c["formulas"],
+            outliers,
+        ]
+        lines.append("| " + " | ".join(str(x) for x in cells) + " |")
+    if report["errors"]:
+        lines += ["", "Errors: " + ", ".join(f"{e['cell']} {e['error']}" for e in report["errors"])]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    args = parse_args()
+    source = existing_input(args.input, (".xlsx", ".xlsm"))
+    if args.output is not None:
+        suffix = ".json" if args.format == "json" else ".md"
+        checked_output(args.output, inputs=(source,), force=args.force, suffix=suffix)
+    result = analyze(source, args.sheet, args.header_row)
+    text = (
+        json.dumps(result, ensure_ascii=False, indent=2) + "\n"
+        if args.format == "json"
+        else markdown(result)
+    )
+    if args.output is None:
+        print(text, end="")
+    else:
+        atomic_write(args.output, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+        print(f"wrote {args.output} ({len(result['columns'])} columns analysed)")
+    return 0
+
+
+if __name__ == "__main__":
+    run(NAME, main)
