@@ -248,7 +248,7 @@ def test_run_with_skill_and_example_renders_activates_and_narrows(
                 "color=red",
             ],
             "unknown variable 'color'",
-        ),  # fmt: skip
+        ),
         (
             [
                 "--skill",
@@ -261,7 +261,7 @@ def test_run_with_skill_and_example_renders_activates_and_narrows(
                 "output=o",
             ],
             "outside the authorized workspace",
-        ),  # fmt: skip
+        ),
         (["--skill", "shout", "--example", "shout-file", "--set", "input"], "NAME=VALUE"),
         (["--example", "shout-file"], "--example needs --skill"),
         (["--set", "a=b", "task"], "give --example"),
