@@ -277,3 +277,59 @@ def test_diagnose_reads_stdin_and_keeps_chinese(tmp_path: Path) -> None:
 )
 def test_diagnose_bad_input_is_one_line(args: list[str]) -> None:
     one_line_error(script("error-recovery", "diagnose.py", *args, stdin=""), "diagnose.py")
+
+
+# --------------------------------------------------------------------- plugin-creator
+def test_plugin_creator_scaffolds_a_project_that_parses_and_passes_its_test(tmp_path: Path) -> None:
+    import ast
+    import tomllib
+
+    res = script(
+        "plugin-creator",
+        "new_mcp_server.py",
+        "word-tools",
+        "--dir",
+        str(tmp_path),
+        "--description",
+        'Count "words" in 中文 text \\ fast',
+    )
+    assert res.returncode == 0, res.stderr
+    root = tmp_path / "word-tools"
+    assert res.stdout.startswith(f"wrote {root}")
+    for rel in ("pyproject.toml", "README.md", "src/word_tools/server.py", "tests/test_tools.py"):
+        assert (root / rel).is_file(), rel
+    for py in root.rglob("*.py"):
+        ast.parse(py.read_text(encoding="utf-8"), filename=str(py))
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["description"] == 'Count "words" in 中文 text \\ fast'
+    assert project["dependencies"] == ["mcp>=2,<3"]
+    assert project["scripts"] == {"word-tools": "word_tools.server:main"}
+    server = (root / "src/word_tools/server.py").read_text(encoding="utf-8")
+    assert "from mcp.server.mcpserver import MCPServer" in server
+    # The generated test runs against the generated tools (no mcp needed for them).
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "2 passed" in run.stdout
+
+
+@pytest.mark.parametrize(
+    "name", ["Word-Tools", "-tools", "tools-", "a--b", "../evil", "1tools", "x" * 65]
+)
+def test_plugin_creator_refuses_a_bad_name(tmp_path: Path, name: str) -> None:
+    res = script("plugin-creator", "new_mcp_server.py", "--dir", str(tmp_path), "--", name)
+    assert "invalid name" in one_line_error(res, "new_mcp_server.py")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_plugin_creator_does_not_overwrite(tmp_path: Path) -> None:
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "mine.txt").write_text("keep")
+    res = script("plugin-creator", "new_mcp_server.py", "tools", "--dir", str(tmp_path))
+    assert "--force" in one_line_error(res, "new_mcp_server.py")
+    assert [p.name for p in (tmp_path / "tools").iterdir()] == ["mine.txt"]
