@@ -26,6 +26,7 @@ from tests.e2e.test_agent_run import (  # noqa: F401 - agent_for is a fixture
     tool_names,
     tool_results,
 )
+from tests.fake_providers import json_reply
 from workhearth.skills.library import BUILTIN_DIR
 
 API = "openai"
@@ -226,6 +227,38 @@ def test_run_with_skill_and_example_renders_activates_and_narrows(
     assert result.code == 0, result.err
     task = json.dumps(agent2.fake.bodies[0]["messages"][1]["content"])
     assert task.startswith('"Shout note.txt into loud.txt.') and "SHOUT-BODY-MARKER" in task
+
+
+def test_a_resumed_session_keeps_its_skill_and_narrowing(
+    hearth: Hearth,
+    agent_for,  # noqa: F811
+) -> None:
+    claude_skills(hearth)
+    first = agent_for(
+        API,
+        [
+            calls_reply(API, ("call_a", "activate_skill", {"name": "narrow"})),
+            json_reply(500, {"error": {"message": "server fell over"}}),
+        ],
+    )
+    stopped = first.run("run", "tidy the folder", "--yes")
+    assert stopped.code != 0
+    (session_id,) = first.session_ids()
+    assert checkpoint_state(first, session_id)["active_skill"]["name"] == "narrow"
+
+    again = agent_for(
+        API,
+        [
+            calls_reply(API, ("call_w", "write_file", {"path": "x.txt", "content": "no"})),
+            text_reply(API, "Stopped."),
+        ],
+    )
+    result = again.run("resume", session_id, "--yes")
+    assert result.code == 0, result.err
+    assert "write_file" not in tool_names(again.fake.bodies[0])
+    refused, _ = tool_results(API, again.fake.bodies[1])["call_w"]
+    assert "not allowed while the skill 'narrow' is active" in refused
+    assert not (hearth.workspace / "x.txt").exists()
 
 
 @pytest.mark.parametrize(
