@@ -150,7 +150,8 @@ def install(source: Path, skills_dir: Path, *, force: bool = False) -> Path:
             raise UsageError(f"{source}: give a skill folder or a .zip/.skill archive")
         try:
             with zipfile.ZipFile(source) as zf:
-                _check_zip(zf)  # Why: refuse before the skills folder is even created
+                # Why: refuse before the skills folder is even created.
+                _skill_root([p for _, p in _check_zip(zf)])
         except zipfile.BadZipFile:
             raise UsageError(f"{source} is not a zip archive") from None
     else:
@@ -158,7 +159,11 @@ def install(source: Path, skills_dir: Path, *, force: bool = False) -> Path:
             raise SkillError(f"{source}: no {SKILL_FILE} in this folder")
         _check_folder(source)
 
-    created_dir = not skills_dir.exists()
+    # Why: a refused install must leave no trace, not even the folders it made.
+    created = skills_dir
+    while not created.parent.exists():
+        created = created.parent
+    created_dir = not created.exists()
     make_private_dir(skills_dir)
     tmp = Path(tempfile.mkdtemp(prefix=".install-", dir=skills_dir))
     try:
@@ -192,7 +197,7 @@ def install(source: Path, skills_dir: Path, *, force: bool = False) -> Path:
         return dest
     except BaseException:
         if created_dir:
-            shutil.rmtree(skills_dir, ignore_errors=True)
+            shutil.rmtree(created, ignore_errors=True)
         raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
