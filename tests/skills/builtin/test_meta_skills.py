@@ -333,3 +333,96 @@ def test_plugin_creator_does_not_overwrite(tmp_path: Path) -> None:
     res = script("plugin-creator", "new_mcp_server.py", "tools", "--dir", str(tmp_path))
     assert "--force" in one_line_error(res, "new_mcp_server.py")
     assert [p.name for p in (tmp_path / "tools").iterdir()] == ["mine.txt"]
+
+
+# ----------------------------------------------------------- install-skill-dependency
+def make_skill(
+    parent: Path, name: str, description: str, packages: str | None = None, body: str = ""
+) -> Path:
+    folder = parent / name
+    folder.mkdir(parents=True)
+    meta = f'metadata:\n  python-packages: "{packages}"\n' if packages is not None else ""
+    (folder / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: {description}\n{meta}---\n\n# {name}\n\n{body}\n",
+        encoding="utf-8",
+    )
+    return folder
+
+
+def clean_env(home: Path) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("HEARTH_", "OPENAI_", "ANTHROPIC_"))
+    }
+    return env | {"HEARTH_HOME": str(home)}
+
+
+def test_install_dependency_dry_run_prints_the_pip_command(tmp_path: Path) -> None:
+    folder = make_skill(
+        tmp_path, "needs-things", "Needs packages.", "pyyaml>=5 nosuchpkg-wh-test>=1,<2"
+    )
+    res = script("install-skill-dependency", "install_deps.py", str(folder), "--dry-run")
+    assert res.returncode == 0, res.stderr
+    assert "already installed: pyyaml>=5" in res.stdout
+    assert f"would run: {sys.executable} -m pip install 'nosuchpkg-wh-test>=1,<2'" in res.stdout
+    plan = json.loads(
+        script("install-skill-dependency", "install_deps.py", str(folder), "--json").stdout
+    )
+    assert plan["missing"] == ["nosuchpkg-wh-test>=1,<2"]
+    assert plan["command"] == [sys.executable, "-m", "pip", "install", "nosuchpkg-wh-test>=1,<2"]
+
+
+def test_install_dependency_finds_an_installed_skill_by_name(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    make_skill(home / "skills", "needs-things", "Needs packages.", "nosuchpkg-wh-test")
+    res = script(
+        "install-skill-dependency",
+        "install_deps.py",
+        "needs-things",
+        "--dry-run",
+        cwd=tmp_path,
+        env=clean_env(home),
+    )
+    assert res.returncode == 0, res.stderr
+    assert "-m pip install nosuchpkg-wh-test" in res.stdout
+    missing = script(
+        "install-skill-dependency",
+        "install_deps.py",
+        "no-such-skill",
+        cwd=tmp_path,
+        env=clean_env(home),
+    )
+    assert "no-such-skill" in one_line_error(missing, "install_deps.py")
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "--index-url=https://evil.example/simple",
+        "evil@https://evil.example/evil.whl",
+        "https://evil.example/pkg.tar.gz",
+        "./vendor/pkg",
+        "/opt/pkg",
+        "pkg-1.0-py3-none-any.whl",
+        "bad!!name",
+    ],
+)
+def test_install_dependency_refuses_what_is_not_a_package_name(tmp_path: Path, bad: str) -> None:
+    folder = make_skill(tmp_path, "sneaky", "Sneaky.", f"pyyaml {bad}")
+    res = script("install-skill-dependency", "install_deps.py", str(folder), "--dry-run")
+    assert "refused" in one_line_error(res, "install_deps.py")
+    assert "would run" not in res.stdout
+
+
+def test_install_dependency_without_terminal_or_yes_refuses(tmp_path: Path) -> None:
+    folder = make_skill(tmp_path, "needs-things", "Needs packages.", "nosuchpkg-wh-test")
+    res = script("install-skill-dependency", "install_deps.py", str(folder), stdin="y\n")
+    line = one_line_error(res, "install_deps.py")
+    assert "without confirmation" in line and "--yes" in line
+
+
+def test_install_dependency_nothing_declared(tmp_path: Path) -> None:
+    folder = make_skill(tmp_path, "plain", "Plain.")
+    res = script("install-skill-dependency", "install_deps.py", str(folder))
+    assert res.returncode == 0 and "declares no Python packages" in res.stdout
