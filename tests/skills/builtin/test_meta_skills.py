@@ -426,3 +426,52 @@ def test_install_dependency_nothing_declared(tmp_path: Path) -> None:
     folder = make_skill(tmp_path, "plain", "Plain.")
     res = script("install-skill-dependency", "install_deps.py", str(folder))
     assert res.returncode == 0 and "declares no Python packages" in res.stdout
+
+
+# ---------------------------------------------------------------------- find-skills
+def find(home: Path, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return script("find-skills", "find_skills.py", *args, cwd=cwd, env=clean_env(home))
+
+
+def test_find_skills_in_chinese_and_english_ranked(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    make_skill(home / "skills", "report-writer", "把 Markdown 转换成 Word 文档，并加上目录。")
+    make_skill(
+        home / "skills", "sheet-helper", "Spreadsheet helper.", body="可以把表格导出成文档的附件。"
+    )
+    make_skill(home / "skills", "unrelated", "Nothing to do with it.")
+    found = json.loads(find(home, tmp_path, "文档", "--json").stdout)
+    mine = [r for r in found if r["source"] == "user"]  # built-in skills may say 文档 too
+    assert [r["name"] for r in mine] == ["report-writer", "sheet-helper"]  # description beats body
+    assert mine[0]["matched"] == ["文档"] and mine[0]["score"] > mine[1]["score"]
+    # Chinese without spaces: 生成文档 matches through its pieces.
+    assert "report-writer" in find(home, tmp_path, "生成文档").stdout
+    text = find(home, tmp_path, "word", "目录")
+    assert text.returncode == 0 and text.stdout.startswith("report-writer (user,")
+
+
+def test_find_skills_honours_precedence_and_marks_broken(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    # A user skill named like a built-in one wins over it.
+    make_skill(home / "skills", "error-recovery", "My own failure helper.")
+    broken = home / "skills" / "half-done"
+    broken.mkdir(parents=True)
+    (broken / "SKILL.md").write_text("---\nname: Half Done\ndescription: failure notes\n---\n")
+    found = json.loads(find(home, tmp_path, "failure", "--json").stdout)
+    by_name = {r["name"]: r for r in found}
+    assert by_name["error-recovery"]["source"] == "user"
+    assert by_name["half-done"]["status"] == "broken" and by_name["half-done"]["problems"]
+    assert [r["name"] for r in found].index("half-done") > [r["name"] for r in found].index(
+        "error-recovery"
+    )
+    # Built-in skills are found too.
+    assert "install-skill-dependency" in find(home, tmp_path, "ModuleNotFoundError").stdout
+
+
+def test_find_skills_bad_input(tmp_path: Path) -> None:
+    assert "nothing to search" in one_line_error(find(tmp_path, tmp_path, "!!"), "find_skills.py")
+    assert "--limit" in one_line_error(
+        find(tmp_path, tmp_path, "x", "--limit", "0"), "find_skills.py"
+    )
+    none = find(tmp_path, tmp_path, "zzzqqq-nothing")
+    assert none.returncode == 0 and "no skill matches" in none.stdout
