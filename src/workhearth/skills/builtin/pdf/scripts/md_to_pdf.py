@@ -169,7 +169,7 @@ def collection_index(path: Path, *, mono: bool = False) -> int | None:
     """
     if path.suffix.lower() != ".ttc":
         return None if mono else 0
-    from fontTools.ttLib import TTCollection
+    from fontTools.ttLib import TTCollection  # type: ignore[import-untyped]
 
     collection = TTCollection(str(path), lazy=True)
     names = [str(font["name"].getDebugName(4) or "") for font in collection.fonts]

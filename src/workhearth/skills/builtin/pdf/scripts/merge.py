@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _pdfio import check_output, open_pdf, parse_ranges, run, write_atomic
+from _pdfio import check_output, open_pdf, parse_ranges, run, write_atomic  # type: ignore[import-not-found]
 
 PROG = "merge.py"
 RANGE_SUFFIX = re.compile(r"^(?P<path>.+?):(?P<ranges>[0-9][0-9,\- ]*|-[0-9]+)$")

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _pdfio import UserError, check_output, open_pdf, parse_ranges, run, write_atomic
+from _pdfio import UserError, check_output, open_pdf, parse_ranges, run, write_atomic  # type: ignore[import-not-found]
 
 PROG = "split.py"
 
