@@ -128,3 +128,14 @@ def test_memory_cli_bench_runs(tmp_path: Path) -> None:
     assert set(result["results"]) >= {"memory search", "memory save", "hearth --help"}
     assert result["entries_after_saves"] == 52  # 50 built, a warm-up save and one timed save
     assert all(row["median_s"] > 0 for row in result["results"].values())
+
+
+def test_skills_bench_runs(tmp_path: Path) -> None:
+    result = run_bench(
+        "skills.py",
+        tmp_path / "sk.json",
+        *("--skills", "5", "--runs", "1", "--cli-runs", "0", "--tmp", str(tmp_path)),
+    )
+    assert result["skills"] == 5
+    assert set(result["median_ms"]) == {"ours_cold", "ours_warm_file", "ours_warm_memory", "naive"}
+    assert all(ms > 0 for ms in result["median_ms"].values())
