@@ -404,3 +404,103 @@ def test_migrations_are_atomic(layer: Path, monkeypatch: pytest.MonkeyPatch) -> 
     assert "half_done" not in tables
     assert {r[0] for r in db.execute("SELECT version FROM migrations")} == {1, 2}
     db.close()
+
+
+# ------------------------------------------------------ patching the last file
+def last_file(ix: MemoryIndex) -> str:
+    return ix.db.execute("SELECT path FROM chunks ORDER BY id DESC LIMIT 1").fetchone()[0]
+
+
+def test_appending_to_the_last_file_keeps_its_unchanged_chunks(
+    layer: Path, index: MemoryIndex
+) -> None:
+    index.update()
+    rel = last_file(index)
+    before = ranges(index)
+    statements: list[str] = []
+    text = (layer / rel).read_text(encoding="utf-8")
+    write(layer, rel, text + "\n- A tapir entry saved later. ^m-56789abc\n", OLD + 50)
+    index.db.set_trace_callback(statements.append)
+    index.update(only=[rel])
+    index.db.set_trace_callback(None)
+    after = ranges(index)
+    # Why: a save appends to a long MEMORY.md; its earlier chunks must not be re-inserted.
+    assert after[rel][: len(before[rel])] == before[rel]
+    assert len(after[rel]) == len(before[rel]) + 1
+    assert not any(s.startswith("DELETE FROM chunks") for s in statements)
+    assert {p: ids for p, ids in after.items() if p != rel} == {
+        p: ids for p, ids in before.items() if p != rel
+    }
+    assert any(h.entry_id == "m-56789abc" for h in Searcher(index.db).search("tapir entry"))
+    check_fts(index)
+
+
+def snapshot(ix: MemoryIndex, folder: Path) -> dict[str, object]:
+    """Everything an index holds except its ids' values, and its hash-state's view of it."""
+    files = {
+        path: (digest, size, count)
+        for path, digest, size, count in ix.db.execute("SELECT path, hash, size, chunks FROM files")
+    }
+    chunks: dict[str, list[tuple]] = {}
+    for path, first, count in ix.db.execute("SELECT path, first_id, chunks FROM files"):
+        rows = ix.db.execute(
+            "SELECT id, line_start, line_end, text, entry_id, tokens FROM chunks"
+            " WHERE path = ? ORDER BY id",
+            (path,),
+        ).fetchall()
+        assert [r[0] for r in rows] == list(range(first, first + count))
+        chunks[path] = [r[1:] for r in rows]
+    saved = state(folder)
+    assert saved["index"] == ix.db.execute("SELECT generation FROM state").fetchone()[0]
+    assert {rel: entry[2] for rel, entry in saved["files"].items()} == {
+        rel: row[0] for rel, row in files.items()
+    }
+    check_fts(ix)
+    found = [
+        sorted((h.path, h.line_start, h.line_end, h.text, round(h.score, 6), h.entry_id) for h in r)
+        for r in [Searcher(ix.db).search(q) for q in [*QUERIES, "tapir entry", "okapi 7"]]
+    ]
+    return {"files": files, "chunks": chunks, "found": found}
+
+
+def test_patched_index_matches_a_full_rebuild_after_random_changes(
+    layer: Path, index: MemoryIndex, tmp_path: Path
+) -> None:
+    import random
+    import shutil
+
+    rng = random.Random(9)
+    index.update()
+    rels = [*NOTES, "daily/2024-05-02.md"]
+    for step in range(80):
+        # Why mostly MEMORY.md: saves append to it, so it is the file usually patched.
+        rel = "MEMORY.md" if rng.random() < 0.5 else rng.choice(rels)
+        path = layer / rel
+        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        action = rng.choice(["append", "append", "append", "edit", "delete", "heading", "drop"])
+        if action == "append":
+            word = rng.choice(["tapir", "okapi", "记忆", "index", "测试"])
+            lines += [f"- {word} entry {step} saved. ^m-{step:08d}"]
+        elif action == "edit" and lines:
+            k = rng.randrange(len(lines))
+            lines[k] = f"{lines[k]} okapi {step}"
+        elif action == "delete" and lines:
+            del lines[rng.randrange(len(lines))]
+        elif action == "heading":
+            lines += ["", f"## Part {step}", "", f"A long note {step} " * rng.randrange(1, 40)]
+        elif action == "drop":
+            path.unlink(missing_ok=True)
+            lines = None
+        if lines is not None:
+            write(layer, rel, "\n".join(lines) + "\n", OLD + 100 + step)
+        index.update(only=[rel] if rng.random() < 0.7 else None)
+        if step % 10 == 9:
+            fresh_folder = tmp_path / f"fresh{step}"
+            shutil.copytree(
+                layer, fresh_folder, ignore=shutil.ignore_patterns(".*", INDEX_FILE + "*")
+            )
+            fresh = MemoryIndex(fresh_folder)
+            fresh.update()
+            index.update()  # Why: only=[...] leaves the hash-state unclaimed; a full one names it
+            assert snapshot(index, layer) == snapshot(fresh, fresh_folder)
+            fresh.close()

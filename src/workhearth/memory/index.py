@@ -38,7 +38,7 @@ import orjson
 
 from workhearth.errors import CorruptDataError, HearthError
 from workhearth.fsutil import atomic_write, make_private_dir
-from workhearth.memory.chunking import CHUNK_CHARS, chunk_lines
+from workhearth.memory.chunking import CHUNK_CHARS, Chunk, chunk_lines
 from workhearth.memory.decode import DECODER_VERSION, text_lines
 from workhearth.memory.files import HASH_STATE_FILE, INDEX_FILE, markdown_files
 from workhearth.memory.schema import (
@@ -383,9 +383,14 @@ class MemoryIndex:
             db.execute("DELETE FROM chunks")
             db.execute("DELETE FROM files")
             total = 0
+            fresh = plan.changed
         else:
-            total = plan.chunks - self._drop(plan.removed + [c.rel for c in plan.changed])
-        added = self._add(plan.changed)
+            tail = self._tail(plan.changed)
+            fresh = [c for c in plan.changed if c is not tail]
+            total = plan.chunks - self._drop(plan.removed + [c.rel for c in fresh])
+            if tail is not None:
+                total += self._patch_tail(tail)
+        added = self._add(fresh)
         total += added
         for item in plan.changed:
             if item.rel in plan.files:
@@ -402,6 +407,49 @@ class MemoryIndex:
         plan.chunks = total
         return generation
 
+    def _tail(self, changed: list[_Changed]) -> _Changed | None:
+        """The changed file whose chunks end the id space, if any: it can be patched in place."""
+        if not changed:
+            return None
+        row = self.db.execute(
+            "SELECT path FROM files WHERE chunks > 0"
+            " AND first_id + chunks - 1 = (SELECT max(id) FROM chunks)"
+        ).fetchone()
+        return next((c for c in changed if row and c.rel == row[0]), None)
+
+    def _patch_tail(self, item: _Changed) -> int:
+        """Re-chunk the last file but keep its leading chunks that did not change.
+
+        Why: a save appends to a file that is usually the last one indexed
+        (``MEMORY.md``); replacing only its changed tail costs a few rows instead
+        of the whole file's. The result is what :meth:`_add` would make: the
+        file's chunks are ``chunk_lines`` of its lines, with consecutive ids in
+        line order (ids above the last one are free). Returns the change in chunks.
+        """
+        db = self.db
+        first, count = db.execute(
+            "SELECT first_id, chunks FROM files WHERE path = ?", (item.rel,)
+        ).fetchone()
+        ((_, lines),) = next(_batches([item], self.folder))
+        new = chunk_lines(lines)
+        old = db.execute(
+            "SELECT line_start, line_end, text, entry_id FROM chunks"
+            " WHERE id BETWEEN ? AND ? ORDER BY id",
+            (first, first + count - 1),
+        )
+        keep = 0
+        for was, now in zip(old, new, strict=False):
+            if was != (now.line_start, now.line_end, now.text, now.entry_id):
+                break
+            keep += 1
+        self._drop_ranges([(first + keep, first + count - 1)] if keep < count else [])
+        self._insert(_rows(item.rel, new[keep:], first + keep - 1))
+        db.execute(
+            "UPDATE files SET hash = ?, mtime_ns = ?, size = ?, chunks = ? WHERE path = ?",
+            (item.digest, item.mtime_ns, item.size, len(new), item.rel),
+        )
+        return len(new) - count
+
     def _drop(self, paths: list[str]) -> int:
         """Remove these files' chunks from every table, one id range per file; returns how many."""
         if not paths:
@@ -414,6 +462,15 @@ class MemoryIndex:
             "SELECT first_id, first_id + chunks - 1 FROM files"
             " WHERE path IN (SELECT path FROM temp.dropping) AND chunks > 0"
         ).fetchall()
+        dropped = self._drop_ranges(ranges)
+        db.execute("DELETE FROM files WHERE path IN (SELECT path FROM temp.dropping)")
+        return dropped
+
+    def _drop_ranges(self, ranges: list[tuple[int, int]]) -> int:
+        """Remove the chunks with ids in these inclusive ranges from every table."""
+        if not ranges:
+            return 0
+        db = self.db
         db.executemany(
             "INSERT INTO fts_tri(fts_tri, rowid, text)"
             " SELECT 'delete', id, text FROM chunks WHERE id BETWEEN ? AND ?",
@@ -432,9 +489,7 @@ class MemoryIndex:
             "INSERT INTO fts_cjk(fts_cjk, rowid, grams) VALUES ('delete', ?, ?)",
             _derived(rows, cjk_grams),
         )
-        dropped = db.executemany("DELETE FROM chunks WHERE id BETWEEN ? AND ?", ranges).rowcount
-        db.execute("DELETE FROM files WHERE path IN (SELECT path FROM temp.dropping)")
-        return dropped
+        return db.executemany("DELETE FROM chunks WHERE id BETWEEN ? AND ?", ranges).rowcount
 
     def _add(self, changed: list[_Changed]) -> int:
         """Chunk and insert these files, in batches; returns the number of chunks added.
@@ -449,41 +504,13 @@ class MemoryIndex:
             rows = []
             files = []
             for item, lines in batch:
-                first = next_id + 1
-                for chunk in chunk_lines(lines):
-                    next_id += 1
-                    rows.append(
-                        (
-                            next_id,
-                            item.rel,
-                            chunk.line_start,
-                            chunk.line_end,
-                            chunk.text,
-                            chunk.entry_id,
-                            count_tokens(chunk.text),
-                        )
-                    )
+                made = _rows(item.rel, chunk_lines(lines), next_id)
+                rows += made
                 files.append(
-                    (item.rel, item.digest, item.mtime_ns, item.size, first, next_id + 1 - first)
+                    (item.rel, item.digest, item.mtime_ns, item.size, next_id + 1, len(made))
                 )
-            if rows:
-                db.executemany(
-                    "INSERT INTO chunks(id, path, line_start, line_end, text, entry_id, tokens)"
-                    " VALUES (?,?,?,?,?,?,?)",
-                    rows,
-                )
-                db.execute(
-                    "INSERT INTO fts_tri(rowid, text) SELECT id, text FROM chunks"
-                    " WHERE id BETWEEN ? AND ?",
-                    (rows[0][0], rows[-1][0]),
-                )
-                texts = [(r[0], r[4]) for r in rows]
-                db.executemany(
-                    "INSERT INTO fts_word(rowid, text) VALUES (?, ?)", _derived(texts, latin_text)
-                )
-                db.executemany(
-                    "INSERT INTO fts_cjk(rowid, grams) VALUES (?, ?)", _derived(texts, cjk_grams)
-                )
+                next_id += len(made)
+            self._insert(rows)
             db.executemany(
                 "INSERT INTO files(path, hash, mtime_ns, size, first_id, chunks)"
                 " VALUES (?,?,?,?,?,?)",
@@ -491,6 +518,46 @@ class MemoryIndex:
             )
             added += len(rows)
         return added
+
+    def _insert(self, rows: list[tuple[int, str, int, int, str, str | None, int]]) -> None:
+        """Insert chunk rows (consecutive ids) into ``chunks`` and every FTS table."""
+        if not rows:
+            return
+        db = self.db
+        db.executemany(
+            "INSERT INTO chunks(id, path, line_start, line_end, text, entry_id, tokens)"
+            " VALUES (?,?,?,?,?,?,?)",
+            rows,
+        )
+        db.execute(
+            "INSERT INTO fts_tri(rowid, text) SELECT id, text FROM chunks WHERE id BETWEEN ? AND ?",
+            (rows[0][0], rows[-1][0]),
+        )
+        texts = [(r[0], r[4]) for r in rows]
+        db.executemany(
+            "INSERT INTO fts_word(rowid, text) VALUES (?, ?)", _derived(texts, latin_text)
+        )
+        db.executemany(
+            "INSERT INTO fts_cjk(rowid, grams) VALUES (?, ?)", _derived(texts, cjk_grams)
+        )
+
+
+def _rows(
+    rel: str, chunks: list[Chunk], after: int
+) -> list[tuple[int, str, int, int, str, str | None, int]]:
+    """``chunks`` rows of a file's chunks, numbered from ``after + 1`` in line order."""
+    return [
+        (
+            after + k,
+            rel,
+            chunk.line_start,
+            chunk.line_end,
+            chunk.text,
+            chunk.entry_id,
+            count_tokens(chunk.text),
+        )
+        for k, chunk in enumerate(chunks, 1)
+    ]
 
 
 def _derived(
