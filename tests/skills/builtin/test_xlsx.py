@@ -1,0 +1,228 @@
+"""The xlsx skill's scripts, run as the agent runs them: ``python scripts/X.py ...``."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from openpyxl import load_workbook
+
+SCRIPTS = (
+    Path(__file__).resolve().parents[3]
+    / "src"
+    / "workhearth"
+    / "skills"
+    / "builtin"
+    / "xlsx"
+    / "scripts"
+)
+HAS_SOFFICE = shutil.which("soffice") is not None
+HAS_PYCEL = importlib.util.find_spec("pycel") is not None
+SALES = "地区,产品,Price,Qty\n华东,苹果,1.5,10\n华南,香蕉,0.8,25\nNorth,Cherry,12,3\nWest,Durian,2.25,8\n"
+
+
+def script(name: str, *args: object, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPTS / f"{name}.py"), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def refused(result: subprocess.CompletedProcess[str], name: str) -> str:
+    """A user mistake: exit 2 and one line on stderr naming the script, no traceback."""
+    assert result.returncode == 2, result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"{name}: "), result.stderr
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def books(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """created → charted → recalculated (LibreOffice when installed: its one run in this file)."""
+    folder = tmp_path_factory.mktemp("xlsx")
+    source = folder / "销售.csv"
+    source.write_text(SALES, encoding="utf-8")
+    created, charted = folder / "销售.xlsx", folder / "chart.xlsx"
+    done = script(
+        "create_from_data", source, "-o", created,
+        "--formula", "Amount=[Price]*[Qty]", "--formula", "Tax=[Amount]*0.1", "--totals-label", "合计",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"wrote {created}")
+    done = script("add_chart", created, "-o", charted, "--data", "E1:E5", "--title", "金额")
+    assert done.returncode == 0, done.stderr
+    paths = {"csv": source, "created": created, "charted": charted}
+    if HAS_SOFFICE or HAS_PYCEL:
+        final = folder / "final.xlsx"
+        done = script("recalculate", charted, "-o", final, "--json")
+        assert done.returncode == 0, done.stdout + done.stderr
+        paths["final"], paths["report"] = final, folder / "report.json"
+        paths["report"].write_text(done.stdout, encoding="utf-8")
+    return paths
+
+
+def test_created_workbook_holds_formulas_not_results(books: dict[str, Path]) -> None:
+    ws = load_workbook(books["created"]).active
+    assert [c.value for c in ws[1]] == ["地区", "产品", "Price", "Qty", "Amount", "Tax"]
+    assert ws["E2"].data_type == "f" and ws["E2"].value == "=C2*D2"
+    assert ws["F5"].value == "=E5*0.1"
+    assert ws["A6"].value == "合计"
+    assert ws["E6"].value == "=SUM(E2:E5)" and ws["D6"].value == "=SUM(D2:D5)"
+    assert ws["C2"].value == 1.5 and ws["D2"].value == 10  # numbers, not text
+    assert ws.freeze_panes == "A2"
+    assert ws["A1"].font.bold and ws["E2"].number_format == "#,##0.00"
+    assert ws.column_dimensions["B"].width >= 8
+
+
+def test_json_input_of_objects(tmp_path: Path) -> None:
+    source = tmp_path / "rows.json"
+    source.write_text(json.dumps([{"item": "笔", "n": 2}, {"item": "纸", "n": 5}]), "utf-8")
+    done = script("create_from_data", source, "-o", tmp_path / "out.xlsx", "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["formulas"] == 1
+    ws = load_workbook(tmp_path / "out.xlsx").active
+    assert ws["B4"].value == "=SUM(B2:B3)"
+
+
+def test_chart_exists_and_input_is_untouched(books: dict[str, Path]) -> None:
+    (chart,) = load_workbook(books["charted"]).active._charts
+    assert chart.tagname == "barChart"
+    assert load_workbook(books["created"]).active._charts == []
+
+
+@pytest.mark.skipif(not (HAS_SOFFICE or HAS_PYCEL), reason="no formula engine installed")
+def test_recalculated_workbook_has_correct_results_and_no_errors(books: dict[str, Path]) -> None:
+    report = json.loads(books["report"].read_text("utf-8"))
+    assert report["engine"] == ("libreoffice" if HAS_SOFFICE else "python")
+    assert report["formulas"] == 4 * 2 + 4 and report["errors"] == [] == report["uncalculated"]
+    values = load_workbook(books["final"], data_only=True).active
+    amounts = [values[f"E{row}"].value for row in range(2, 6)]
+    assert amounts == pytest.approx([15, 20, 36, 18])
+    assert values["E6"].value == pytest.approx(sum(amounts))
+    assert values["F6"].value == pytest.approx(8.9)
+    formulas = load_workbook(books["final"]).active
+    assert formulas["E6"].value == "=SUM(E2:E5)"  # still live
+    assert formulas.freeze_panes == "A2" and len(formulas._charts) == 1
+
+
+@pytest.mark.skipif(not HAS_PYCEL, reason="pycel (the [office] extra) is not installed")
+def test_python_engine_computes_values_and_reports_error_cells(tmp_path: Path) -> None:
+    from openpyxl import Workbook
+
+    wb = Workbook()
+    ws = wb.active
+    ws.append([4, 0, "=A1*2", "=A1/B1"])
+    ws["A2"] = "=SUM(A1:C1)"
+    wb.save(tmp_path / "in.xlsx")
+    done = script("recalculate", tmp_path / "in.xlsx", "-o", tmp_path / "out.xlsx",
+                  "--engine", "python", "--json")  # fmt: skip
+    assert done.returncode == 1, done.stderr  # 1: recalculated, but errors found
+    report = json.loads(done.stdout)
+    assert [(e["cell"], e["error"]) for e in report["errors"]] == [("D1", "#DIV/0!")]
+    values = load_workbook(tmp_path / "out.xlsx", data_only=True).active
+    assert values["C1"].value == 8 and values["A2"].value == 12
+
+
+def test_recalculate_without_any_engine_names_what_to_install(tmp_path: Path) -> None:
+    if HAS_PYCEL:
+        pytest.skip("pycel is installed, so an engine is always there")
+    from openpyxl import Workbook
+
+    Workbook().save(tmp_path / "in.xlsx")
+    done = script(
+        "recalculate", tmp_path / "in.xlsx", "-o", tmp_path / "o.xlsx", "--engine", "python"
+    )
+    assert "pip install 'workhearth[office]'" in refused(done, "recalculate")
+    assert not (tmp_path / "o.xlsx").exists()
+
+
+def test_analyze_finds_the_planted_outlier_and_skips_the_totals_row(tmp_path: Path) -> None:
+    rows = [("a", 10), ("b", 11), ("c", 12), ("d", 9), ("e", 10), ("f", 500), ("g", 11), ("h", 10)]
+    source = tmp_path / "scores.csv"
+    source.write_text("名字,Score\n" + "".join(f"{n},{v}\n" for n, v in rows), "utf-8")
+    assert script("create_from_data", source, "-o", tmp_path / "s.xlsx").returncode == 0
+    done = script("analyze_sheet", tmp_path / "s.xlsx", "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    name, score = report["columns"]
+    assert name["header"] == "名字" and name["type"] == "text" and name["count"] == 8
+    assert score["type"] == "number" and score["count"] == 8 and score["blanks"] == 0
+    assert score["outliers"] == [{"cell": "B7", "value": 500}]
+    assert (score["sum"], score["min"], score["max"]) == (573, 9, 500)
+    assert report["totals_rows"] == [10] and report["formulas"] == 1
+    assert report["uncalculated_formulas"] == 1 and report["errors"] == []
+    table = script("analyze_sheet", tmp_path / "s.xlsx").stdout
+    assert "| B | Score | number | 8 | 0 | 573 |" in table and "B7=500" in table
+
+
+def test_analyze_reports_error_values(tmp_path: Path) -> None:
+    from openpyxl import Workbook
+
+    wb = Workbook()
+    wb.active.append(["x", "y"])
+    wb.active.append([1, "#REF!"])
+    wb.save(tmp_path / "e.xlsx")
+    report = json.loads(script("analyze_sheet", tmp_path / "e.xlsx", "--format", "json").stdout)
+    assert report["errors"] == [{"cell": "B2", "error": "#REF!"}]
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "says"),
+    [
+        ("create_from_data", ["missing.csv", "-o", "{out}"], "no such file"),
+        ("create_from_data", ["{csv}", "-o", "{out}", "--formula", "X=[Nope]*2"], "[Nope]"),
+        ("create_from_data", ["{bad_json}", "-o", "{out}"], "invalid JSON"),
+        ("create_from_data", ["{csv}", "-o", "{csv}"], "must end in .xlsx"),
+        ("analyze_sheet", ["{csv}"], "expected a .xlsx"),
+        ("analyze_sheet", ["{not_xlsx}"], "not a readable .xlsx"),
+        ("add_chart", ["{book}", "-o", "{out}", "--data", "A1:A5"], "not a number"),
+        ("add_chart", ["{book}", "-o", "{out}", "--data", "Z1:Z99"], "outside"),
+        ("add_chart", ["{book}", "-o", "{out}", "--data", "1:2"], "not a cell range"),
+        ("recalculate", ["{book}", "-o", "{book}"], "overwrite the input"),
+        ("recalculate", ["{not_xlsx}", "-o", "{out}"], "not a readable .xlsx"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2_and_nothing_written(
+    tmp_path: Path, name: str, args: list[str], says: str
+) -> None:
+    paths = {
+        "csv": tmp_path / "d.csv",
+        "bad_json": tmp_path / "d.json",
+        "not_xlsx": tmp_path / "fake.xlsx",
+        "book": tmp_path / "book.xlsx",
+        "out": tmp_path / "out.xlsx",
+    }
+    paths["csv"].write_text(SALES, "utf-8")
+    paths["bad_json"].write_text("{nope", "utf-8")
+    paths["not_xlsx"].write_text("not a zip", "utf-8")
+    assert script("create_from_data", paths["csv"], "-o", paths["book"]).returncode == 0
+    before = sorted(p.name for p in tmp_path.iterdir())
+    done = script(name, *(a.format(**paths) for a in args))
+    assert says in refused(done, name)
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_an_existing_output_needs_force(tmp_path: Path) -> None:
+    source = tmp_path / "d.csv"
+    source.write_text(SALES, "utf-8")
+    out = tmp_path / "o.xlsx"
+    out.write_text("keep me", "utf-8")
+    assert "--force" in refused(script("create_from_data", source, "-o", out), "create_from_data")
+    assert out.read_text("utf-8") == "keep me"
+    assert script("create_from_data", source, "-o", out, "--force").returncode == 0
+
+
+def test_help_describes_every_script() -> None:
+    for path in SCRIPTS.glob("*.py"):
+        if path.stem.endswith("_common"):
+            continue
+        done = script(path.stem, "--help")
+        assert done.returncode == 0 and "usage:" in done.stdout, path
