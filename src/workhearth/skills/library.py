@@ -275,11 +275,11 @@ class SkillLibrary:
         return _skill(_parse(folder), "user" if directory is None else "workspace", folder)
 
     # --------------------------------------------------------------- cache
-    def _load_cache(self) -> dict[str, tuple[list[Any], dict[str, Any]]]:
+    def _load_cache(self) -> dict[str, tuple[builtins.list[Any], dict[str, Any]]]:
         key = str(self.cache_file)
         if key in _memory_cache:
             return _memory_cache[key]  # type: ignore[return-value]
-        cache: dict[str, tuple[list[Any], dict[str, Any]]] = {}
+        cache: dict[str, tuple[builtins.list[Any], dict[str, Any]]] = {}
         with contextlib.suppress(OSError, orjson.JSONDecodeError, TypeError, ValueError):
             raw = orjson.loads(self.cache_file.read_bytes())
             if isinstance(raw, dict) and raw.get("version") == CACHE_VERSION:
@@ -287,7 +287,7 @@ class SkillLibrary:
         _memory_cache[key] = cache  # type: ignore[assignment]
         return cache
 
-    def _save_cache(self, cache: dict[str, tuple[list[Any], dict[str, Any]]]) -> None:
+    def _save_cache(self, cache: dict[str, tuple[builtins.list[Any], dict[str, Any]]]) -> None:
         # Why: drop folders that are gone, so the file never grows without bound.
         live = {k: v for k, v in cache.items() if os.path.exists(k)}
         data = orjson.dumps({"version": CACHE_VERSION, "skills": live})
