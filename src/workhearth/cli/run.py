@@ -232,7 +232,9 @@ def run(
     ] = None,
     sets: Annotated[
         list[str] | None,
-        typer.Option("--set", metavar="NAME=VALUE", help="A variable of --example; repeatable."),
+        typer.Option(
+            "--set", metavar="VAR", help="A variable of --example as NAME=VALUE; repeatable."
+        ),
     ] = None,
 ) -> None:
     """Do one task and exit; the exit code tells whether it finished."""
