@@ -475,3 +475,170 @@ def test_find_skills_bad_input(tmp_path: Path) -> None:
     )
     none = find(tmp_path, tmp_path, "zzzqqq-nothing")
     assert none.returncode == 0 and "no skill matches" in none.stdout
+
+
+# --------------------------------------------------------------------- create-skill
+def test_create_skill_from_description_validates_and_renders(tmp_path: Path) -> None:
+    from workhearth.skills.metadata import read_examples, render
+    from workhearth.skills.validate import validate
+
+    res = script(
+        "create-skill",
+        "draft_skill.py",
+        "weekly-report",
+        "--description",
+        'Write the weekly report: "done", next, 风险 — from the notes folder.',
+        "--dir",
+        str(tmp_path),
+    )
+    assert res.returncode == 0, res.stderr
+    folder = tmp_path / "weekly-report"
+    assert validate(folder) == []
+    examples, problems = read_examples(folder)
+    assert problems == [] and examples[0].id == "weekly-report"
+    assert examples[0].title["zh"] and examples[0].description["zh"] == (
+        'Write the weekly report: "done", next, 风险 — from the notes folder.'
+    )
+    assert "{{target}}" in examples[0].prompt
+    assert "notes/2026-w48.md" in render(examples[0], {"target": "notes/2026-w48.md"})
+    assert "python-packages" in (folder / "SKILL.md").read_text(encoding="utf-8")
+    # No overwrite without --force; bad names refused.
+    again = script(
+        "create-skill",
+        "draft_skill.py",
+        "weekly-report",
+        "--description",
+        "x",
+        "--dir",
+        str(tmp_path),
+    )
+    assert "--force" in one_line_error(again, "draft_skill.py")
+    bad = script(
+        "create-skill",
+        "draft_skill.py",
+        "Weekly_Report",
+        "--description",
+        "x",
+        "--dir",
+        str(tmp_path),
+    )
+    assert "invalid name" in one_line_error(bad, "draft_skill.py")
+    nodesc = script("create-skill", "draft_skill.py", "other", "--dir", str(tmp_path))
+    assert "--description" in one_line_error(nodesc, "draft_skill.py")
+
+
+def test_create_skill_from_session_keeps_what_worked(tmp_path: Path) -> None:
+    from workhearth import Workhearth
+    from workhearth.skills.validate import validate
+
+    home = tmp_path / "home"
+    wh = Workhearth(home=home, workspace=tmp_path)
+    s = wh.sessions.create(model="openai:test")
+    token = "sk-proj-" + "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcd"
+    s.append_message(
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": f"Turn notes.md into a Word report (key {token})"}
+            ],
+        }
+    )
+    s.append_message(
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "c1",
+                    "name": "shell",
+                    "input": {"command": "pandoc notes.md -o r.docx"},
+                },
+                {
+                    "type": "tool_use",
+                    "id": "c2",
+                    "name": "shell",
+                    "input": {"command": "python md_to_docx.py notes.md -o 报告.docx"},
+                },
+            ],
+        }
+    )
+    s.append_message(
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "c1",
+                    "content": "pandoc: command not found",
+                    "is_error": True,
+                },
+                {"type": "tool_result", "tool_use_id": "c2", "content": "wrote 报告.docx"},
+            ],
+        }
+    )
+    s.append_message(
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "c3",
+                    "name": "write_file",
+                    "input": {"path": "README.md", "content": "x"},
+                }
+            ],
+        }
+    )
+    s.append_message(
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c3", "content": "ok"}]}
+    )
+    # An interrupted call (no result) did not work either.
+    s.append_message(
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "c4",
+                    "name": "shell",
+                    "input": {"command": "rm -rf build"},
+                }
+            ],
+        }
+    )
+    s.close()
+
+    res = script(
+        "create-skill",
+        "draft_skill.py",
+        "--from-session",
+        s.id[:15],
+        cwd=tmp_path,
+        env=clean_env(home),
+    )
+    assert res.returncode == 0, res.stderr
+    folder = (
+        home / "skills" / "turn-notes-md-word"
+    )  # default --dir: $HEARTH_HOME/skills; name from the prompt
+    assert validate(folder) == []
+    text = (folder / "SKILL.md").read_text(encoding="utf-8")
+    steps = text.split("## Steps")[1].split("##")[0]
+    assert "1. Run `python md_to_docx.py notes.md -o 报告.docx`" in steps
+    assert "2. Write `README.md`" in steps
+    assert "pandoc" not in steps and "rm -rf" not in steps
+    assert "Turn notes.md into a Word report" in text
+    assert token not in text and token not in (folder / ".skill-metadata.yaml").read_text(
+        encoding="utf-8"
+    )
+    # hearth itself lists it as a usable user skill.
+    listed = json.loads(find(home, tmp_path, "notes", "--json").stdout)
+    assert any(r["name"] == "turn-notes-md-word" and r["status"] == "ok" for r in listed)
+
+    missing = script(
+        "create-skill",
+        "draft_skill.py",
+        "--from-session",
+        "20990101-000000-ffff",
+        env=clean_env(home),
+    )
+    assert "no session" in one_line_error(missing, "draft_skill.py")
