@@ -80,6 +80,10 @@ def atomic_path(target: Path) -> Iterator[Path]:
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        # Why: mkstemp makes 0600; a document the user asked for gets the usual permissions.
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(tmp_path, 0o666 & ~mask)
         os.replace(tmp_path, target)
     finally:
         if tmp_path.exists():

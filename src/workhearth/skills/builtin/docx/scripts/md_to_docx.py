@@ -195,6 +195,7 @@ class DocxBuilder:
             return
         from docx.enum.text import WD_ALIGN_PARAGRAPH
         from docx.oxml import OxmlElement
+        from docx.shared import Pt
 
         aligns = {"center": WD_ALIGN_PARAGRAPH.CENTER, "right": WD_ALIGN_PARAGRAPH.RIGHT}
         ncols = max(len(r) for r in rows)
@@ -204,6 +205,9 @@ class DocxBuilder:
             for c_idx, (tok, header, align) in enumerate(row):
                 cell = table.cell(r_idx, c_idx)
                 para = cell.paragraphs[0]
+                # Why: without a little air the text sits on the cell's bottom border.
+                para.paragraph_format.space_before = Pt(2)
+                para.paragraph_format.space_after = Pt(2)
                 if align in aligns:
                     para.alignment = aligns[align]
                 self.inline(
