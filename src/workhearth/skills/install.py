@@ -113,6 +113,7 @@ def _unpack_zip(source: Path, dest: Path) -> str:
     with zipfile.ZipFile(source) as zf:
         members = _check_zip(zf)
         root = _skill_root([p for _, p in members])
+        written = 0
         for info, path in members:
             if root.parts and path.parts[: len(root.parts)] != root.parts:
                 continue
@@ -128,7 +129,14 @@ def _unpack_zip(source: Path, dest: Path) -> str:
             else:
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with zf.open(info) as src, open(target, "xb") as out:
-                    shutil.copyfileobj(src, out)
+                    # Why: sizes in a zip's headers can lie; count what really comes out.
+                    while chunk := src.read(1 << 20):
+                        written += len(chunk)
+                        if written > MAX_BYTES:
+                            raise SkillError(
+                                f"archive unpacks to more than {MAX_BYTES // 2**20} MB; refused"
+                            )
+                        out.write(chunk)
                 if (info.external_attr >> 16) & 0o111:
                     os.chmod(target, 0o700)
     return root.name if root.parts else source.stem
