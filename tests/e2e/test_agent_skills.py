@@ -113,7 +113,6 @@ def docx_replies(command: str) -> list:
     ]
 
 
-@pytest.mark.skipif(not (DOCX / "SKILL.md").exists(), reason="the built-in docx skill is not here")
 def test_the_agent_writes_a_docx_with_the_docx_skill(hearth: Hearth, agent_for) -> None:  # noqa: F811
     from docx import Document
 
@@ -143,7 +142,6 @@ def test_the_agent_writes_a_docx_with_the_docx_skill(hearth: Hearth, agent_for) 
     assert audit == [("activate_skill", "allowed-by-mode"), ("shell", "allowed-by-flag")]
 
 
-@pytest.mark.skipif(not (DOCX / "SKILL.md").exists(), reason="the built-in docx skill is not here")
 def test_in_ask_mode_the_docx_script_is_not_run(hearth: Hearth, agent_for) -> None:  # noqa: F811
     (hearth.workspace / "report.md").write_text("# 报告\n", encoding="utf-8")
     command = run_script(DOCX, "md_to_docx.py", "report.md", "-o", "report.docx")
