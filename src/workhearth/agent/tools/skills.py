@@ -115,8 +115,9 @@ def activation_text(skill: Skill, body: str, allowed: frozenset[str] | None) -> 
     lines = [
         f'Skill "{skill.name}" is active ({skill.source}).',
         f"Folder: {folder}",
-        "Paths in its instructions are relative to that folder. Run its scripts with the shell "
-        "tool and hearth's own Python, which has the office libraries installed:",
+        "Its own files (scripts/…, references/…) are relative to that folder. Run its scripts "
+        "with the shell tool and hearth's own Python, which has the office libraries installed, "
+        "from the workspace, so that input and output files are the user's:",
         f"  {python} {shlex.quote(folder + '/scripts/')}<script>.py ARGS",
         "Write outputs into the workspace, never into the skill folder.",
     ]
