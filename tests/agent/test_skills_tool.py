@@ -61,7 +61,15 @@ def library(config: Config, tree: Tree, tmp_path: Path) -> SkillLibrary:
     broken = config.paths.skills / "broken"
     broken.mkdir(parents=True)
     (broken / "SKILL.md").write_text("---\nname: broken\nwhat: nope\n---\nbody\n")
-    return SkillLibrary(config.paths, tree.root, user_home=user_home, workspace_authorized=True)
+    no_builtins = tmp_path / "no-builtins"
+    no_builtins.mkdir()
+    return SkillLibrary(
+        config.paths,
+        tree.root,
+        user_home=user_home,
+        workspace_authorized=True,
+        builtin_dir=no_builtins,
+    )
 
 
 @pytest.fixture
@@ -229,7 +237,7 @@ def test_catalogue_lists_usable_skills_within_the_budget(library: SkillLibrary) 
     assert "activate_skill" in text
     assert "greet: Write greetings to a text file." in text
     assert "narrow: A skill that may only read" in text
-    assert "broken" not in text
+    assert "\nbroken:" not in text
     small = catalogue(library, budget_tokens=12)
     assert small.count("\n") < text.count("\n")
     assert catalogue(library, budget_tokens=0) == ""
