@@ -642,3 +642,78 @@ def test_create_skill_from_session_keeps_what_worked(tmp_path: Path) -> None:
         env=clean_env(home),
     )
     assert "no session" in one_line_error(missing, "draft_skill.py")
+
+
+# ------------------------------------------------------------------- hearth-guidance
+def test_guide_lists_topics_and_prints_one() -> None:
+    listing = script("hearth-guidance", "guide.py")
+    assert listing.returncode == 0
+    for topic in ("modes", "sessions", "memory", "skills", "trash", "audit", "quest"):
+        assert listing.stdout.count(f"\n{topic} ") + listing.stdout.startswith(f"{topic} ") == 1, (
+            topic
+        )
+    quest = script("hearth-guidance", "guide.py", "quest")
+    assert quest.returncode == 0 and "bubblewrap" in quest.stdout
+    assert "no topic 'nope'" in one_line_error(
+        script("hearth-guidance", "guide.py", "nope"), "guide.py"
+    )
+
+
+def test_every_hearth_command_the_guidance_mentions_exists() -> None:
+    """Walk the real CLI's command tree for each `hearth …` the skill's files name."""
+    import re
+
+    import typer
+
+    from workhearth.cli.main import app
+
+    root = typer.main.get_command(app)
+    folder = BUILTIN / "hearth-guidance"
+    texts = [(folder / "SKILL.md").read_text(encoding="utf-8")]
+    texts += [p.read_text(encoding="utf-8") for p in sorted((folder / "references").glob("*.md"))]
+    mentions = [m for text in texts for m in re.findall(r"`(hearth(?: [^`]*)?)`", text)]
+    assert len(mentions) > 30
+    wrong = []
+    for mention in mentions:
+        node, path = root, ["hearth"]
+        words = mention.split()[1:]
+        i = 0
+        while i < len(words):
+            word = words[i]
+            if word.startswith("-"):
+                option = word.split("=")[0]
+                param = next((p for p in node.params if option in p.opts), None)
+                if param is None:
+                    wrong.append(f"{mention}: {' '.join(path)} has no {option}")
+                    break
+                if not getattr(param, "is_flag", False) and "=" not in word:
+                    i += 1  # its value
+            elif hasattr(node, "commands"):  # a group: the word must be one of its commands
+                if word not in node.commands:
+                    wrong.append(f"{mention}: no command {' '.join([*path, word])}")
+                    break
+                node = node.commands[word]
+                path.append(word)
+            i += 1  # otherwise an argument of the command
+    assert not wrong, wrong
+
+
+@pytest.mark.parametrize("name", META)
+def test_meta_skill_validates_with_a_bilingual_example(name: str) -> None:
+    from workhearth.skills.metadata import read_examples
+    from workhearth.skills.validate import validate
+
+    folder = BUILTIN / name
+    assert validate(folder) == []
+    examples, _ = read_examples(folder)
+    assert name in [e.id for e in examples]
+    for e in examples:
+        assert e.title.keys() >= {"zh", "en"} and e.description.keys() >= {"zh", "en"}
+        assert "{{" in e.prompt
+    for py in (folder / "scripts").glob("*.py"):
+        if "__main__" not in py.read_text(encoding="utf-8"):
+            continue  # a data module (error-recovery's rules.py), not a command
+        res = subprocess.run(
+            [sys.executable, str(py), "--help"], capture_output=True, text=True, timeout=60
+        )
+        assert res.returncode == 0 and "usage:" in res.stdout, py
