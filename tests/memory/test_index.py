@@ -114,7 +114,7 @@ def test_first_update_indexes_every_file_and_records_its_state(
     for rel, (mtime_ns, size, digest) in saved["files"].items():
         st = (layer / rel).stat()
         assert (mtime_ns, size) == (st.st_mtime_ns, st.st_size)
-        assert digest == index_mod._hash((layer / rel).read_bytes())
+        assert digest == index_mod.digest_of((layer / rel).read_bytes())
     assert all(results(index))
     check_fts(index)
 

@@ -38,7 +38,7 @@ from workhearth.memory.files import (
 from workhearth.memory.index import IndexReport
 from workhearth.memory.layer import LayerStore
 from workhearth.memory.schema import cannot_write
-from workhearth.memory.search import DEFAULT_LIMIT, LIMIT_MAX, QUERY_MAX, Hit, Searcher
+from workhearth.memory.search import DEFAULT_LIMIT, LIMIT_MAX, QUERY_MAX, Hit
 from workhearth.memory.text import latin_words, word_terms
 from workhearth.paths import HearthPaths
 
@@ -119,7 +119,7 @@ class Memory:
             if not self.folder(name).is_dir():
                 continue
             store = self.store(name)
-            found = Searcher(store.index.db).search(query, limit, layer=name)
+            found = store.index.searcher().search(query, limit, layer=name)
             found += _tagged(store, query, found, limit)
             for hit in found:
                 if hit.entry_id:
@@ -295,9 +295,7 @@ class Memory:
             if not self.folder(name).is_dir():
                 continue
             store = self.store(name)
-            for entry_id, path, line in store.index.db.execute(
-                "SELECT entry_id, path, min(line_start) FROM chunks WHERE entry_id IS NOT NULL GROUP BY entry_id"
-            ):
+            for entry_id, path, line in store.index.entry_starts():
                 meta = store.meta.get(entry_id) or {}
                 if tag is not None and tag.casefold() not in _folded(meta.get("tags")):
                     continue
@@ -322,9 +320,7 @@ class Memory:
             info: dict[str, Any] = {"folder": str(folder), "exists": folder.is_dir()}
             if folder.is_dir():
                 store = self.store(name)
-                db = store.index.db
-                info["files"] = db.execute("SELECT count(*) FROM files").fetchone()[0]
-                info["chunks"] = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+                info["files"], info["chunks"] = store.index.counts()
                 info["entries"] = len(store.meta.entries)
                 info["tokens"] = store.total_tokens()
                 info["capacity"] = (
@@ -408,10 +404,7 @@ def _tagged(store: LayerStore, query: str, found: list[Hit], limit: int) -> list
                 break
         else:
             continue
-        row = store.index.db.execute(
-            "SELECT path, line_start, line_end, text FROM chunks WHERE entry_id = ? LIMIT 1",
-            (entry_id,),
-        ).fetchone()
+        row = store.index.entry_chunk(entry_id)
         if row is not None:
             out.append(Hit(row[0], row[1], row[2], row[3], best, "normal", entry_id, store.layer))
         if len(out) >= limit:

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 
 from workhearth.memory.bank import LEVEL_RANK
 from workhearth.memory.layer import LayerStore
-from workhearth.memory.search import Searcher
 
 
 @dataclass
@@ -25,8 +24,7 @@ class Pick:
 
 
 def pick_chunks(store: LayerStore, topic: str | None, budget: int) -> list[Pick]:
-    db = store.index.db
-    rows = db.execute("SELECT id, path, line_start, text, entry_id, tokens FROM chunks").fetchall()
+    rows = store.index.chunks()
     if not rows:
         return []
     levels = {
@@ -35,7 +33,7 @@ def pick_chunks(store: LayerStore, topic: str | None, budget: int) -> list[Pick]
     }
     scores: dict[int, float] = {}
     if topic and topic.strip():
-        scores = Searcher(db).candidates(topic[:512], limit=50)
+        scores = store.index.searcher().candidates(topic[:512], limit=50)
     order = sorted(
         rows,
         key=lambda r: (LEVEL_RANK.get(levels[r[0]], 1), -scores.get(r[0], 0.0), -r[0]),

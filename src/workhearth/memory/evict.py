@@ -21,15 +21,11 @@ def plan_eviction(
 ) -> list[str]:
     """Entries to evict: low then normal (oldest first) down to 90 % of capacity;
     critical ones only while the layer still fills ≥ 99 % of it."""
-    db = store.index.db
     total = store.total_tokens()
     if total <= capacity:
         return []
-    rows = db.execute(
-        "SELECT entry_id, sum(tokens) FROM chunks WHERE entry_id IS NOT NULL GROUP BY entry_id"
-    ).fetchall()
     entries = []
-    for entry_id, tokens in rows:
+    for entry_id, tokens in store.index.entry_tokens():
         if entry_id in keep:
             continue
         meta = store.meta.get(entry_id) or {}

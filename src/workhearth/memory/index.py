@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import functools
-import hashlib
 import os
 import secrets
 import sqlite3
@@ -34,13 +32,19 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import orjson
-
 from workhearth.errors import CorruptDataError, HearthError
-from workhearth.fsutil import atomic_write, make_private_dir
+from workhearth.fsutil import make_private_dir
 from workhearth.memory.chunking import CHUNK_CHARS, Chunk, chunk_lines
-from workhearth.memory.decode import DECODER_VERSION, text_lines
-from workhearth.memory.files import HASH_STATE_FILE, INDEX_FILE, markdown_files
+from workhearth.memory.decode import text_lines
+from workhearth.memory.files import INDEX_FILE, markdown_files
+from workhearth.memory.index_state import (  # noqa: F401  (STATE_VERSION, digest_of: API)
+    STATE_VERSION,
+    digest_of,
+    fingerprint,
+    latin_text,
+    load_state,
+    save_state,
+)
 from workhearth.memory.schema import (
     FTS_TABLES,
     cannot_write,
@@ -48,7 +52,8 @@ from workhearth.memory.schema import (
     connect_copy,
     is_damage,
 )
-from workhearth.memory.text import CJK_RUN, cjk_grams
+from workhearth.memory.search import Searcher
+from workhearth.memory.text import cjk_grams
 from workhearth.models.tokens import count_tokens
 
 
@@ -69,7 +74,6 @@ class IndexReport:
 
 
 # -------------------------------------------------------------------- indexing
-STATE_VERSION = 2
 # Why: a file changed twice within the file system's timestamp granularity keeps
 # its mtime and maybe its size; one modified this recently is hashed again next time.
 RACY_NS = 2_000_000_000
@@ -84,43 +88,6 @@ BIG_BUILD_CHUNKS = 5_000
 DAMAGED_SUFFIX = ".corrupt"  # the one damaged index kept aside, for a bug report
 # Why: an index served from memory tries its file again this often (a disk was freed).
 RETRY_WRITE_SECONDS = 30.0
-
-
-def _hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def latin_text(text: str) -> str:
-    """What ``fts_word`` indexes: the text with its CJK runs blanked out."""
-    return CJK_RUN.sub(" ", text)
-
-
-@functools.cache
-def fingerprint() -> str:
-    """A digest of what decides the index contents: chunking, tokens and derived texts.
-
-    Why: ``fts_word`` and ``fts_cjk`` are contentless, so removing a chunk must
-    repeat exactly what was inserted; an index built by other text analysis (or
-    another chunker) is emptied and rebuilt instead of being patched wrongly.
-    """
-    probe = [
-        "# Probe 记忆索引",
-        "",
-        "Crash recovery: 崩溃后可以恢复, café naïve don't 2024-05-01 `code_span` ｱｲ 한국어.",
-        "- an entry hearth wrote ^m-23456789",
-        "  " + "long line " * (CHUNK_CHARS // 5),
-    ]
-    chunks = chunk_lines(probe)
-    text = "\n".join(probe)
-    parts = [
-        STATE_VERSION,
-        DECODER_VERSION,
-        [(c.line_start, c.line_end, c.text, c.entry_id) for c in chunks],
-        [count_tokens(c.text) for c in chunks],
-        cjk_grams(text),
-        latin_text(text),
-    ]
-    return _hash(orjson.dumps(parts))
 
 
 @dataclass
@@ -217,27 +184,61 @@ class MemoryIndex:
             fcntl.flock(lock, fcntl.LOCK_UN)
             os.close(lock)
 
-    # ------------------------------------------------------------ hash-state
-    def _load_state(self) -> tuple[str | None, dict[str, list]]:
-        """(generation it describes or None, path → [mtime_ns, size, digest(, racy)])."""
-        try:
-            data = orjson.loads((self.folder / HASH_STATE_FILE).read_bytes())
-        except (OSError, orjson.JSONDecodeError):
-            return None, {}
-        if not isinstance(data, dict):
-            return None, {}
-        if data.get("version") == STATE_VERSION and isinstance(data.get("files"), dict):
-            gen = data.get("index")
-            files = {k: v for k, v in data["files"].items() if _valid_entry(v)}
-            if len(files) != len(data["files"]):
-                gen = None  # Why: damaged; it cannot stand in for the index's own records
-            return (gen if isinstance(gen, str) else None), files
-        # Why: the first format was a bare {path: [mtime_ns, size, digest]}.
-        return None, {k: v for k, v in data.items() if _valid_entry(v) and len(v) == 3}
+    # -------------------------------------------------------------- queries
+    # Why here: the schema is this module's (and schema.py's) business; the bank,
+    # eviction and context read the index through these methods, not through SQL.
+    def entry_ids(self) -> set[str]:
+        """Ids of the entries the indexed Markdown holds."""
+        return {
+            row[0]
+            for row in self.db.execute("SELECT entry_id FROM chunks WHERE entry_id IS NOT NULL")
+        }
 
-    def _save_state(self, generation: str | None, files: dict[str, list]) -> None:
-        state = {"version": STATE_VERSION, "index": generation, "files": files}
-        atomic_write(self.folder / HASH_STATE_FILE, orjson.dumps(state))
+    def entry_path(self, entry_id: str) -> str | None:
+        """The file an entry is indexed in, if it is."""
+        row = self.db.execute(
+            "SELECT path FROM chunks WHERE entry_id = ? LIMIT 1", (entry_id,)
+        ).fetchone()
+        return row[0] if row else None
+
+    def entry_chunk(self, entry_id: str) -> tuple[str, int, int, str] | None:
+        """(path, line_start, line_end, text) of an entry's first chunk."""
+        row = self.db.execute(
+            "SELECT path, line_start, line_end, text FROM chunks WHERE entry_id = ? LIMIT 1",
+            (entry_id,),
+        ).fetchone()
+        return (row[0], row[1], row[2], row[3]) if row else None
+
+    def entry_tokens(self) -> list[tuple[str, int]]:
+        """(entry id, its tokens) of every indexed entry."""
+        return self.db.execute(
+            "SELECT entry_id, sum(tokens) FROM chunks WHERE entry_id IS NOT NULL GROUP BY entry_id"
+        ).fetchall()
+
+    def entry_starts(self) -> list[tuple[str, str, int]]:
+        """(entry id, path, first line) of every indexed entry."""
+        return self.db.execute(
+            "SELECT entry_id, path, min(line_start) FROM chunks"
+            " WHERE entry_id IS NOT NULL GROUP BY entry_id"
+        ).fetchall()
+
+    def chunks(self) -> list[tuple[int, str, int, str, str | None, int]]:
+        """(id, path, line_start, text, entry_id, tokens) of every chunk."""
+        return self.db.execute(
+            "SELECT id, path, line_start, text, entry_id, tokens FROM chunks"
+        ).fetchall()
+
+    def total_tokens(self) -> int:
+        return int(self.db.execute("SELECT coalesce(sum(tokens), 0) FROM chunks").fetchone()[0])
+
+    def counts(self) -> tuple[int, int]:
+        """(files, chunks) indexed."""
+        files = self.db.execute("SELECT count(*) FROM files").fetchone()[0]
+        return int(files), int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+    def searcher(self) -> Searcher:
+        """The full-text search over this index (its queries live in :mod:`.search`)."""
+        return Searcher(self.db)
 
     # -------------------------------------------------------------- update
     def update(self, only: Iterable[str] | None = None) -> IndexReport:
@@ -277,7 +278,7 @@ class MemoryIndex:
 
     def _update(self, wanted: set[str] | None) -> IndexReport:
         db = self.db
-        old_gen, old_files = self._load_state()
+        old_gen, old_files = load_state(self.folder)
         plan = self._plan(wanted, old_gen, old_files)
         generation = plan.generation
         if plan.writes:
@@ -300,7 +301,7 @@ class MemoryIndex:
                 db.executescript("PRAGMA incremental_vacuum;")
         claim = generation if plan.complete else None
         if self.unwritable is None and (claim != old_gen or plan.files != old_files):
-            self._save_state(claim, plan.files)
+            save_state(self.folder, claim, plan.files)
         return IndexReport(plan.seen, len(plan.changed), plan.chunks, len(plan.removed))
 
     def _plan(self, wanted: set[str] | None, old_gen: str | None, old: dict[str, list]) -> _Plan:
@@ -352,7 +353,7 @@ class MemoryIndex:
                 except OSError:
                     plan.complete = False
                     continue
-                digest = _hash(data)
+                digest = digest_of(data)
             entry = [st.st_mtime_ns, st.st_size, digest]
             if st.st_mtime_ns >= walk_ns - RACY_NS:
                 entry.append(1)
@@ -585,7 +586,7 @@ def _batches(changed: list[_Changed], folder: Path) -> Iterator[list[tuple[_Chan
             except OSError:
                 data = b""
             # Why: record the hash of what is indexed, even if the file changed since.
-            item.digest = _hash(data)
+            item.digest = digest_of(data)
         item.data = None
         batch.append((item, text_lines(data)))
         size += len(data)
@@ -594,17 +595,6 @@ def _batches(changed: list[_Changed], folder: Path) -> Iterator[list[tuple[_Chan
             batch, size = [], 0
     if batch:
         yield batch
-
-
-def _valid_entry(entry: object) -> bool:
-    """[mtime_ns, size, digest] or, for a file modified just before it was hashed, [..., 1]."""
-    return (
-        isinstance(entry, list)
-        and len(entry) in (3, 4)
-        and isinstance(entry[0], int)
-        and isinstance(entry[1], int)
-        and isinstance(entry[2], str)
-    )
 
 
 def _inode(path: Path) -> int | None:

@@ -100,25 +100,13 @@ class LayerStore:
                         path.unlink()
 
     def _clean_orphans(self) -> None:
-        present = {
-            row[0]
-            for row in self.index.db.execute(
-                "SELECT entry_id FROM chunks WHERE entry_id IS NOT NULL"
-            )
-        }
-        if not set(self.meta.entries) - present:
+        if not set(self.meta.entries) - self.index.entry_ids():
             return
         with self.locked():
             # Why: re-read the index under the lock, so a save that wrote its meta
             # but not yet its Markdown (it holds the lock) is never mistaken for an orphan.
             self.index.update()
-            present = {
-                row[0]
-                for row in self.index.db.execute(
-                    "SELECT entry_id FROM chunks WHERE entry_id IS NOT NULL"
-                )
-            }
-            orphans = set(self.meta.entries) - present
+            orphans = set(self.meta.entries) - self.index.entry_ids()
             for entry_id in orphans:
                 self.meta.drop(entry_id)
             if orphans:
@@ -227,11 +215,9 @@ class LayerStore:
         """(file, start line 0-based, end, content) of an entry, from the Markdown itself."""
         meta = self.meta.get(entry_id)
         candidates = [meta["file"]] if meta and meta.get("file") else []
-        row = self.index.db.execute(
-            "SELECT path FROM chunks WHERE entry_id = ? LIMIT 1", (entry_id,)
-        ).fetchone()
-        if row and row[0] not in candidates:
-            candidates.append(row[0])
+        indexed = self.index.entry_path(entry_id)
+        if indexed and indexed not in candidates:
+            candidates.append(indexed)
         for rel in candidates:
             try:
                 lines = self.read_lines(rel)
@@ -337,8 +323,7 @@ class LayerStore:
         return found
 
     def total_tokens(self) -> int:
-        row = self.index.db.execute("SELECT coalesce(sum(tokens), 0) FROM chunks").fetchone()
-        return int(row[0])
+        return self.index.total_tokens()
 
 
 def _mtime(path: Path) -> float:
