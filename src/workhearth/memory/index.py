@@ -23,7 +23,6 @@ catches up at the first update that can write again.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import secrets
 import sqlite3
@@ -33,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from workhearth.errors import CorruptDataError, HearthError
-from workhearth.fsutil import make_private_dir
+from workhearth.fsutil import file_lock, make_private_dir
 from workhearth.memory.chunking import CHUNK_CHARS, Chunk, chunk_lines
 from workhearth.memory.decode import text_lines
 from workhearth.memory.files import INDEX_FILE, markdown_files
@@ -170,19 +169,12 @@ class MemoryIndex:
 
     def _set_aside(self, inode: int | None) -> None:
         """Move a damaged index (and its WAL) aside, unless another process already did."""
-        lock = os.open(
-            self.folder / f"{INDEX_FILE}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600
-        )
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX)
+        with file_lock(self.folder / f"{INDEX_FILE}.lock"):
             if inode is None or _inode(self.path) != inode:
                 return  # gone, or already replaced by a fresh index
             for suffix in ("", "-wal", "-shm"):
                 with contextlib.suppress(FileNotFoundError):
                     os.replace(f"{self.path}{suffix}", f"{self.path}{DAMAGED_SUFFIX}{suffix}")
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-            os.close(lock)
 
     # -------------------------------------------------------------- queries
     # Why here: the schema is this module's (and schema.py's) business; the bank,

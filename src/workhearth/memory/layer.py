@@ -11,7 +11,6 @@ more) and temporary files a killed writer left are cleaned at index time.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import sqlite3
 import time
@@ -22,7 +21,7 @@ from typing import Any
 import orjson
 
 from workhearth.errors import CorruptDataError, HearthError, NotFoundError
-from workhearth.fsutil import make_private_dir
+from workhearth.fsutil import append_line, file_lock, make_private_dir
 from workhearth.memory import writes
 from workhearth.memory.entries import find_entries, format_entry, new_entry_id
 from workhearth.memory.files import EVICTED_LOG, META_FILE, Layer, leftover_temps
@@ -55,14 +54,9 @@ class LayerStore:
     def locked(self) -> Iterator[None]:
         """Exclusive across processes; the kernel releases it if we die."""
         make_private_dir(self.folder)
-        fd = os.open(self.folder / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with file_lock(self.folder / LOCK_FILE):
             self._meta = None  # another process may have changed it: re-read under the lock
             yield
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
 
     @property
     def meta(self) -> MetaStore:
@@ -299,12 +293,9 @@ class LayerStore:
         data = b"".join(
             orjson.dumps({"time": now, "reason": reason, **item}) + b"\n" for item in items
         )
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        # Why one append of all lines: each record lands whole (O_APPEND), even beside
+        # another process logging at the same moment.
+        append_line(path, data)
 
     def removed_record(self, entry_id: str) -> dict[str, Any] | None:
         """The newest ``.memory_evicted.log`` record of ``entry_id`` (evicted or deleted)."""
