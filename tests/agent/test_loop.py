@@ -338,7 +338,7 @@ def test_max_cost_stops_once_the_configured_prices_add_up(
     assert result.cost == pytest.approx(0.08)
     assert result.usage.input_tokens == 62 and result.usage.output_tokens == 18
     assert len(fake.bodies) == 2
-    assert session.load().business["cost"] == pytest.approx(0.08)
+    assert session.load().business.cost == pytest.approx(0.08)
 
 
 def test_session_cost_adds_up_across_a_resume(
@@ -348,10 +348,32 @@ def test_session_cost_adds_up_across_a_resume(
     fake = serve([calls(api, ("call_1", "list_dir", {"path": "."})), say(api, "done")])
     model = provider(api, fake, price_in=1000.0, price_out=1000.0)
     make_agent(session, fs, config, model, limits=Limits(max_steps=1)).run("look")
-    assert session.load().business["cost"] == pytest.approx(0.04)
+    assert session.load().business.cost == pytest.approx(0.04)
     make_agent(session, fs, config, model).run()
-    assert session.load().business["cost"] == pytest.approx(0.08)
-    assert session.load().business["usage"]["input_tokens"] == 62
+    assert session.load().business.cost == pytest.approx(0.08)
+    assert session.load().business.usage == {"input_tokens": 62, "output_tokens": 18}
+
+
+def test_a_run_rewrites_the_checkpoint_in_the_same_format_keeping_unknown_keys(
+    session: Session, fs: SafeFS, config: Config, serve
+) -> None:
+    api = "openai"
+    # Why: a newer hearth's checkpoint must come through a run of this one without loss.
+    session.checkpoint({"tasks": [{"title": "a"}], "files": {}, "budget": {"left": 3}})
+    fake = serve([say(api, "done")])
+    make_agent(session, fs, config, provider(api, fake, price_in=1000.0)).run("look")
+    lines = session.transcript.read_text().splitlines()
+    written = [json.loads(line)["state"] for line in lines if '"checkpoint"' in line][-1]
+    assert written.pop("system_prompt_hash") and written.pop("cost") > 0
+    assert written == {
+        "tasks": [{"title": "a"}],
+        "files": {},
+        "mode": "agent",
+        "model": "openai:qwen-plus",
+        "system": SYSTEM,
+        "usage": {"input_tokens": 31, "output_tokens": 9},
+        "budget": {"left": 3},
+    }
 
 
 # --------------------------------------------------------------------------- odd replies

@@ -210,7 +210,7 @@ def test_the_active_skill_is_checkpointed_and_restored(
     reg: ToolRegistry, ctx: ToolContext, library: SkillLibrary
 ) -> None:
     call(reg, ctx, "activate_skill", name="narrow")
-    recorded = ctx.session.load().business["active_skill"]
+    recorded = ctx.session.load().business.active_skill
     assert recorded == {"name": "narrow", "allowed_tools": ["read_file", "shell"]}
     # A resumed session builds its state from the checkpoint: the narrowing holds,
     # even when the skill's folder changed or went away meanwhile.

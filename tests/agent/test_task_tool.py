@@ -121,7 +121,7 @@ def test_the_parent_gets_the_subagent_report_and_both_sessions_are_linked(hearth
     assert child.meta["workspace"] == str(tree.root)
     assert child.meta["mode"] == "agent"
     assert [m["role"] for m in child.messages()] == ["user", "assistant", "user", "assistant"]
-    assert child.load().business["mode"] == "agent"
+    assert child.load().business.mode == "agent"
     assert {i.session_id for i in wh.sessions.list()} == {result.session_id, child_id}
     assert wh.sessions.open(result.session_id).meta.get("parent_session") is None
 
@@ -131,7 +131,7 @@ def test_the_parent_gets_the_subagent_report_and_both_sessions_are_linked(hearth
 
     # The parent's cost counts the subagent's: four calls at 0.04 each.
     assert result.cost == pytest.approx(0.16)
-    assert wh.sessions.open(result.session_id).load().business["cost"] == pytest.approx(0.16)
+    assert wh.sessions.open(result.session_id).load().business.cost == pytest.approx(0.16)
 
 
 def test_an_ask_mode_subagent_only_reads(hearth, tree) -> None:

@@ -99,7 +99,7 @@ def run_script(folder: Path, script: str, *args: str) -> str:
 
 def checkpoint_state(agent: Agent, session_id: str) -> dict[str, Any]:
     with agent.hearth.store().open(session_id) as session:
-        return dict(session.load().business)
+        return session.load().business.as_event()
 
 
 # ----------------------------------------------------------------- the docx skill

@@ -27,7 +27,7 @@ def test_create_writes_meta_and_private_files(store: SessionStore) -> None:
     assert s.meta["session_id"] == s.id and s.meta["mode"] == "ask"
     assert stat.S_IMODE(s.folder.stat().st_mode) == 0o700
     assert stat.S_IMODE(s.transcript.stat().st_mode) == 0o600
-    assert s.load().business["model"] == "m1"
+    assert s.load().business.model == "m1"
 
 
 def test_found_from_any_workspace_and_by_prefix(
@@ -129,17 +129,13 @@ def test_compact_and_rewind_fold(store: SessionStore) -> None:
 
 def test_checkpoint_restores_business_state(store: SessionStore) -> None:
     s = store.create(model="light", mode="agent")
-    assert s.load().business["mode"] == "agent"
+    assert s.load().business.mode == "agent"
     s.checkpoint(
         {"tasks": [{"title": "a", "done": False}], "mode": "quest", "model": "strong", "files": {}}
     )
     s.close()
     state = store.open(s.id).load().business
-    assert (
-        state["mode"] == "quest"
-        and state["model"] == "strong"
-        and state["tasks"][0]["title"] == "a"
-    )
+    assert state.mode == "quest" and state.model == "strong" and state.tasks[0]["title"] == "a"
 
 
 def test_two_writers_on_one_session(store: SessionStore) -> None:

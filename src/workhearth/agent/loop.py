@@ -7,6 +7,7 @@ calls that never got a result, and :meth:`Agent.run` carries on from there.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -113,17 +114,19 @@ class Agent:
         self.parallel_tools = parallel_tools
         # Why: a resumed session keeps counting where it stopped, so quest cost limits hold.
         previous = session.load().business
-        used = previous.get("usage") or {}
+        used = previous.usage or {}
         self.usage = Usage(int(used.get("input_tokens", 0)), int(used.get("output_tokens", 0)))
-        self.cost: float | None = previous.get("cost")
+        self.cost: float | None = previous.cost
         self.models: list[str] = []
 
     # ---------------------------------------------------------------- state
-    def checkpoint(self, **extra: Any) -> None:
-        business = dict(self.session.load().business)
-        business.update(
+    def checkpoint(self, *, pinned: str | None = None) -> None:
+        """Record the business state; ``pinned``: the model ``--model`` switched to."""
+        business = self.session.load().business
+        business = dataclasses.replace(
+            business,
             mode=self.mode,
-            model=self.models[-1] if self.models else business.get("model"),
+            model=self.models[-1] if self.models else business.model,
             system=self.system,
             system_prompt_hash=hashlib.sha256(self.system.encode()).hexdigest()[:16],
             usage={
@@ -132,7 +135,7 @@ class Agent:
             },
             cost=self.cost,
             tier=getattr(self.model, "tier", None),
-            **extra,
+            pinned=pinned or business.pinned,
         )
         self.session.checkpoint(business)
 

@@ -113,6 +113,11 @@ class RunOptions:
     skill: str | None = None  # `hearth run --skill NAME`: active from the first step
 
 
+def _tier(value: str | None) -> Tier:
+    """The router tier a checkpoint recorded; light when none (or one this version lacks)."""
+    return "strong" if value == "strong" else "light"
+
+
 def _mode(value: str | None, default: str | None) -> Mode:
     mode = value or default or "agent"
     if mode not in MODES:
@@ -167,11 +172,11 @@ def session_model(wh: Workhearth, session: Session, opts: RunOptions) -> str | N
     if opts.model:
         return opts.model
     business = session.load().business
-    pinned = business.get("pinned") or session.meta.get("model")
+    pinned = business.pinned or session.meta.get("model")
     if pinned:
         return str(pinned)
-    if not wh.config.models.configured and business.get("model"):
-        return str(business["model"])
+    if not wh.config.models.configured and business.model:
+        return business.model
     return None
 
 
@@ -222,11 +227,11 @@ def build_agent(
     from workhearth.models.router import Router
 
     state = session.load().business
-    mode = _mode(opts.mode, state.get("mode"))
+    mode = _mode(opts.mode, state.mode)
     models = wh.config.models
     pinned = session_model(wh, session, opts)
     check_model(wh, pinned)
-    router = Router.from_config(models, pinned=pinned, tier=state.get("tier") or "light")
+    router = Router.from_config(models, pinned=pinned, tier=_tier(state.tier))
     workspaces = Workspaces(wh.paths, current=wh.workspace)
     fs = SafeFS(workspaces.roots(), trash=Trash(wh.paths.trash), protected=workspaces.protected())
     policy = Policy.from_config(wh.config.raw, str(wh.config.paths.config_file))
@@ -243,7 +248,7 @@ def build_agent(
         if opts.snapshot.warning and opts.stderr is not None:
             print(f"hearth: {opts.snapshot.warning}", file=opts.stderr)
     # Why: a resumed session keeps its active skill (and that skill's allowed-tools).
-    skills = SkillState(wh.skills, state.get("active_skill"))
+    skills = SkillState(wh.skills, state.active_skill)
     if opts.skill and skills.active is None:
         skills.activate(opts.skill, session)
     ctx = ToolContext(
@@ -270,7 +275,7 @@ def build_agent(
     assert ctx.gate is not None
     tools = _StopWhenUnasked(registry.bind(ctx), ctx.gate)
     # Why: a resumed session keeps the prompt it started with unless the mode changed.
-    system = state.get("system") if state.get("system") and state.get("mode") == mode else None
+    system = state.system if state.mode == mode else None
     system = system or system_prompt(wh, fs, mode, task)
     # Why: [quest] boundaries bind quest mode; with a person present only the step cap applies.
     limits = (
@@ -288,9 +293,9 @@ def build_agent(
         listener=opts.listener,
         compactor=Compactor(),
     )
-    if state.get("mode") != mode or (opts.model and state.get("pinned") != opts.model):
+    if state.mode != mode or (opts.model and state.pinned != opts.model):
         # a mode or model switch is recorded, so the next resume keeps it
-        agent.checkpoint(**({"pinned": opts.model} if opts.model else {}))
+        agent.checkpoint(pinned=opts.model)
     # Why: a subagent never starts another, also when its session is resumed later.
     if not session.meta.get("parent_session"):
         # Why: subagents use the model the session runs with, resumed sessions too.

@@ -328,7 +328,7 @@ class Repl:
             return self.opts.mode
         if self.session_id:
             with self.wh.sessions.open(self.session_id) as session:
-                return str(session.load().business.get("mode") or "agent")
+                return str(session.load().business.mode or "agent")
         return "agent"
 
     def current_model(self) -> str:

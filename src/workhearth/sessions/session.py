@@ -6,7 +6,7 @@ import contextlib
 import gc
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -22,7 +22,7 @@ from workhearth.sessions.header import rebuild_meta
 from workhearth.sessions.log import LogWriter, ScanResult, read_meta, scan
 from workhearth.sessions.reconstruct import Interruption, repair
 from workhearth.sessions.snapshot import load_snapshot, read_summary, write_snapshot
-from workhearth.sessions.state import SessionState
+from workhearth.sessions.state import BusinessState, SessionState
 
 if TYPE_CHECKING:
     from workhearth.sessions.crypto import SessionCipher
@@ -241,8 +241,11 @@ class Session:
     def append_message(self, message: Message) -> int:
         return self.append("message", {"message": message})
 
-    def checkpoint(self, state: dict[str, Any]) -> int:
-        return self.append("checkpoint", {"state": state})
+    def checkpoint(self, state: BusinessState | Mapping[str, Any]) -> int:
+        """Record the business state (a :class:`BusinessState`, or its JSON object)."""
+        if isinstance(state, BusinessState):
+            return self.append("checkpoint", {"state": state.as_event()})
+        return self.append("checkpoint", {"state": dict(state)})
 
     def turn_end(self) -> None:
         if self._writer is not None:
@@ -304,7 +307,7 @@ class Session:
             else:
                 messages = to_anthropic(None, repaired.messages)["messages"]
         return Resumed(
-            system=business.get("system"),
+            system=business.system,
             messages=messages,
             canonical=repaired.messages,
             interruption=repaired.interruption,
@@ -342,7 +345,7 @@ class Resumed:
     canonical: list[Message]
     interruption: Interruption
     closed_tool_calls: list[str]
-    state: dict[str, Any]
+    state: BusinessState
     damage: dict[str, int]
 
 

@@ -4,17 +4,103 @@ The log is linear, so folding is one pass: ``message`` events append, ``compact`
 replaces every message up to a seq with its summary, ``rewind`` drops messages
 after a seq, ``checkpoint`` and ``title`` overwrite. The folded state is what the
 snapshot caches; API repair happens later, on the way out (:mod:`.reconstruct`).
+
+:class:`BusinessState` is what a ``checkpoint`` event's ``state`` holds, read and
+written by the agent layer as one typed value.
 """
 
 from __future__ import annotations
 
 import bisect
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from workhearth.models.messages import Message
 
 COMPACT_PREFIX = "[Summary of the earlier conversation]\n"
+
+# Why: the keys every checkpoint carried before this class existed; they are
+# written even when empty so a checkpoint stays what DESIGN §5 describes.
+_ALWAYS = ("tasks", "files", "mode", "model")
+
+
+@dataclass(frozen=True)
+class BusinessState:
+    """A session's business state: the ``state`` of its last ``checkpoint`` event.
+
+    The on-disk form is a plain JSON object (:meth:`from_event` / :meth:`as_event`).
+    Keys this version does not know, and known keys holding a value of the wrong
+    type, are kept in ``extra`` and written back unchanged, so a checkpoint written
+    by a newer hearth survives a run of an older one.
+    """
+
+    tasks: list[Any] = field(default_factory=list)
+    files: dict[str, Any] = field(default_factory=dict)
+    mode: str | None = None  # ask, agent or quest
+    model: str | None = None  # the model that last answered
+    pinned: str | None = None  # the model chosen with --model, kept on resume
+    tier: str | None = None  # the router's tier
+    system: str | None = None  # the system prompt the session runs with
+    system_prompt_hash: str | None = None
+    usage: dict[str, int] | None = None  # input_tokens, output_tokens so far
+    cost: float | None = None  # dollars so far, None when unknown
+    active_skill: dict[str, Any] | None = None  # name and allowed_tools
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_event(cls, state: Mapping[str, Any]) -> BusinessState:
+        """The state of a ``checkpoint`` event (a JSON object), never failing on odd values."""
+        known: dict[str, Any] = {}
+        extra: dict[str, Any] = {}
+        for key, value in state.items():
+            kinds = _KINDS.get(key)
+            if kinds is not None and (value is None or _is(value, kinds)):
+                known[key] = value
+            else:
+                extra[key] = value
+        for key in ("tasks", "files"):
+            if known.get(key) is None:
+                known.pop(key, None)
+        return cls(**known, extra=extra)
+
+    def as_event(self) -> dict[str, Any]:
+        """The JSON object a ``checkpoint`` event stores."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name == "extra" or (value is None and f.name not in _ALWAYS):
+                continue
+            out[f.name] = value
+        # Why: a key in ``extra`` that names a field held a value of the wrong type; keep it.
+        out.update(self.extra)
+        return out
+
+    def replace(self, **changes: Any) -> BusinessState:
+        """A copy with ``changes``; a known key given a value of the wrong type goes to ``extra``."""
+        merged = {**self.as_event(), **changes}
+        return BusinessState.from_event(merged)
+
+
+def _is(value: Any, kinds: tuple[type, ...]) -> bool:
+    # Why: JSON has no int/float/bool distinction the way Python does; True is no cost.
+    return isinstance(value, kinds) and not (isinstance(value, bool) and bool not in kinds)
+
+
+_KINDS: dict[str, tuple[type, ...]] = {
+    "tasks": (list,),
+    "files": (dict,),
+    "mode": (str,),
+    "model": (str,),
+    "pinned": (str,),
+    "tier": (str,),
+    "system": (str,),
+    "system_prompt_hash": (str,),
+    "usage": (dict,),
+    "cost": (int, float),
+    "active_skill": (dict,),
+}
 
 
 @dataclass
@@ -74,7 +160,7 @@ class SessionState:
         self.seqs[:cut] = [upto]  # the summary stands at the end of the range it replaces
 
     @property
-    def business(self) -> dict[str, Any]:
+    def business(self) -> BusinessState:
         """Tasks, file cache, mode and model: from the last checkpoint, else the meta."""
         base: dict[str, Any] = {
             "tasks": [],
@@ -84,7 +170,7 @@ class SessionState:
         }
         if self.checkpoint:
             base.update(self.checkpoint)
-        return base
+        return BusinessState.from_event(base)
 
     def to_dict(self) -> dict[str, Any]:
         return {

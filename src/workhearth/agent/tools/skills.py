@@ -188,9 +188,8 @@ class SkillState:
             self.active, self.allowed = skill.name, allowed
             if session is not None:
                 # Why: a resumed session keeps the skill, and its narrowing, it had.
-                business = dict(session.load().business)
-                business["active_skill"] = self.recorded()
-                session.checkpoint(business)
+                business = session.load().business
+                session.checkpoint(business.replace(active_skill=self.recorded()))
         return activation_text(skill, body, allowed)
 
     # -------------------------------------------------------------- reading
