@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from workhearth.app import Workhearth  # noqa: E402
 from workhearth.memory.entries import format_entry, new_entry_id  # noqa: E402
 from workhearth.memory.files import MEMORY_FILE  # noqa: E402
+from workhearth.memory.meta import EntryMeta  # noqa: E402
 
 TARGET_S = 0.25
 WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet".split()
@@ -71,18 +72,9 @@ def build_memory(home: Path, workspace: Path, entries: int) -> Path:
                 f"Fact {i} about {topic}: the service {i} runs on port {8000 + i} in zone {i % 7}."
             )
             lines += format_entry(content, entry_id)
+            at = now - entries + i
             store.meta.put(
-                entry_id,
-                {
-                    "level": "normal",
-                    "tags": [topic],
-                    "source": "user",
-                    "provenance": [],
-                    "created": now - entries + i,
-                    "updated": now - entries + i,
-                    "pending": False,
-                    "file": MEMORY_FILE,
-                },
+                entry_id, EntryMeta(tags=[topic], created=at, updated=at, file=MEMORY_FILE)
             )
         (store.folder / MEMORY_FILE).write_text("\n".join(lines) + "\n", encoding="utf-8")
         store.meta.save()

@@ -358,3 +358,54 @@ def test_meta_values_of_the_wrong_type_do_not_crash(
     assert isinstance(got.tags, list)
     assert [e.id for e in again.memory.list()[0]] == [entry.id]
     assert "gecko" in again.memory.context()
+
+
+def test_meta_file_is_written_back_in_the_same_format(tmp_path: Path) -> None:
+    """Entry meta is parsed once into ``EntryMeta``; saving writes the very same JSON."""
+    import orjson
+
+    from workhearth.memory.meta import EntryMeta, MetaStore
+
+    stored = {
+        "m-23456789": {
+            "created": 1.5,
+            "file": "MEMORY.md",
+            "level": "critical",
+            "pending": False,
+            "provenance": [{"origin": "cli", "snippet": "s"}],
+            "source": "user",
+            "tags": ["tooling"],
+            "updated": 2.5,
+            "written_by": "a newer hearth",  # unknown keys survive
+        },
+        "m-3456789a": {
+            "created": 3.0,
+            "file": "daily/2026-12-01.md",
+            "level": "normal",
+            "pending": True,
+            "provenance": [],
+            "reflection": {"at": 4.0, "backup": "b"},
+            "source": "reflection",
+            "tags": [],
+            "updated": 3.0,
+        },
+    }
+    path = tmp_path / "memory_meta.json"
+    raw = orjson.dumps(
+        {"version": 1, "entries": stored}, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
+    )
+    path.write_bytes(raw)
+    store = MetaStore(path)
+    first = store.get("m-23456789")
+    assert isinstance(first, EntryMeta)
+    assert (first.level, first.tags, first.created, first.file) == (
+        "critical",
+        ["tooling"],
+        1.5,
+        "MEMORY.md",
+    )
+    assert store.level("m-3456789a") == "normal" and store.level(None) == "normal"
+    second = store.get("m-3456789a")
+    assert second is not None and second.pending and second.reflection == {"at": 4.0, "backup": "b"}
+    store.save()
+    assert path.read_bytes() == raw

@@ -37,6 +37,7 @@ from workhearth.memory.files import (
 )
 from workhearth.memory.index import IndexReport
 from workhearth.memory.layer import LayerStore
+from workhearth.memory.meta import EntryMeta
 from workhearth.memory.schema import cannot_write
 from workhearth.memory.search import DEFAULT_LIMIT, LIMIT_MAX, QUERY_MAX, Hit
 from workhearth.memory.text import latin_words, word_terms
@@ -123,9 +124,9 @@ class Memory:
             found += _tagged(store, query, found, limit)
             for hit in found:
                 if hit.entry_id:
-                    meta = store.meta.get(hit.entry_id) or {}
-                    hit.level = meta.get("level", "normal")
-                    hit.tags = list(meta.get("tags", []))
+                    meta = store.meta.get(hit.entry_id) or EntryMeta()
+                    hit.level = meta.level
+                    hit.tags = list(meta.tags)
                 hits.append(hit)
         if not hits:
             return []
@@ -167,15 +168,7 @@ class Memory:
         if not rel.endswith(".md") or rel.startswith(("/", ".")) or ".." in Path(rel).parts:
             raise UsageError(f"memory file must be a visible .md path inside the layer: {rel!r}")
         now = time.time()
-        meta = {
-            "level": level,
-            "tags": tags,
-            "source": source,
-            "provenance": provenance,
-            "created": now,
-            "updated": now,
-            "pending": pending,
-        }
+        meta = EntryMeta(level, tags, source, provenance, now, now, pending)
         store = self.store(layer)
         entry_id, _line, new = store.add_entry(rel, content, meta)
         if not new:
@@ -209,20 +202,20 @@ class Memory:
         raise NotFoundError(f"no memory entry {entry_id!r}")
 
     def _entry(self, store: LayerStore, entry_id: str, where: tuple[str, int, int, str]) -> Entry:
-        meta = store.meta.get(entry_id) or {}
+        meta = store.meta.get(entry_id) or EntryMeta()
         return Entry(
             id=entry_id,
             content=where[3],
-            level=meta.get("level", "normal"),
-            tags=list(meta.get("tags", [])),
+            level=meta.level,
+            tags=list(meta.tags),
             layer=store.layer,
             path=where[0],
             line=where[1] + 1,
-            created=float(meta.get("created", 0.0)),
-            updated=float(meta.get("updated", 0.0)),
-            source=str(meta.get("source", "user")),
-            provenance=list(meta.get("provenance", [])),
-            pending=bool(meta.get("pending", False)),
+            created=meta.created,
+            updated=meta.updated,
+            source=meta.source,
+            provenance=list(meta.provenance),
+            pending=meta.pending,
         )
 
     def get(self, entry_id: str) -> Entry:
@@ -231,10 +224,10 @@ class Memory:
 
     def edit(self, entry_id: str, content: str, redact: bool = False) -> Entry:
         store, _ = self._find(entry_id)
-        meta = store.meta.get(entry_id) or {}
-        content, _, _ = validate(content, meta.get("level", "normal"), [], [], redact)
+        meta = store.meta.get(entry_id) or EntryMeta()
+        content, _, _ = validate(content, meta.level, [], [], redact)
         store.edit_entry(entry_id, content)
-        if meta.get("pending"):
+        if meta.pending:
             # Why: a pending entry (saved in quest mode) is confirmed by the user's edit.
             return self.confirm(entry_id)
         return self.get(entry_id)
@@ -243,9 +236,8 @@ class Memory:
         """Confirm a pending entry (saved in quest mode while nobody could be asked)."""
         store, _ = self._find(entry_id)
         with store.locked():
-            meta = store.meta.get(entry_id) or {}
-            meta["pending"] = False
-            store.meta.put(entry_id, meta)
+            meta = store.meta.get(entry_id) or EntryMeta()
+            store.meta.put(entry_id, replace(meta, pending=False))
             store.meta.save()
         return self.get(entry_id)
 
@@ -270,9 +262,10 @@ class Memory:
             rel = str(record.get("file") or "")
             if not rel.endswith(".md") or rel.startswith(("/", ".")) or ".." in Path(rel).parts:
                 rel = USER_FILE if name == "user" else MEMORY_FILE
-            meta = dict(record.get("meta") or {})
-            meta.setdefault("level", "normal")
-            meta["updated"] = time.time()
+            raw = record.get("meta")
+            meta = replace(
+                EntryMeta.parse(raw if isinstance(raw, dict) else {}), updated=time.time()
+            )
             store.add_entry(rel, str(record.get("content") or ""), meta, entry_id=entry_id)
             return self.get(entry_id)
         raise NotFoundError(f"no deleted or evicted memory entry {entry_id!r}")
@@ -296,10 +289,10 @@ class Memory:
                 continue
             store = self.store(name)
             for entry_id, path, line in store.index.entry_starts():
-                meta = store.meta.get(entry_id) or {}
-                if tag is not None and tag.casefold() not in _folded(meta.get("tags")):
+                meta = store.meta.get(entry_id) or EntryMeta()
+                if tag is not None and tag.casefold() not in {t.casefold() for t in meta.tags}:
                     continue
-                rows.append((float(meta.get("created", 0.0)), entry_id, store, path, line))
+                rows.append((meta.created, entry_id, store, path, line))
         rows.sort(key=lambda r: (-r[0], r[1]))
         if after is not None:
             rows = [r for r in rows if (-r[0], r[1]) > (-after[0], after[1])]
@@ -373,10 +366,6 @@ class Memory:
         return reflection.reflect(self, model, now=now, layer=layer)
 
 
-def _folded(tags: Any) -> set[str]:
-    return {str(t).casefold() for t in tags} if isinstance(tags, list) else set()
-
-
 def _tagged(store: LayerStore, query: str, found: list[Hit], limit: int) -> list[Hit]:
     """Entries whose tags the query names, that the word search did not find.
 
@@ -395,12 +384,11 @@ def _tagged(store: LayerStore, query: str, found: list[Hit], limit: int) -> list
     best = max((h.score for h in found), default=1.0)
     out: list[Hit] = []
     for entry_id, meta in store.meta.entries.items():
-        tags = meta.get("tags") if isinstance(meta, dict) else None
-        if not tags or entry_id in have:
+        if not meta.tags or entry_id in have:
             continue
-        for tag in tags:
-            terms = {t for ts in word_terms(latin_words(str(tag))) for t in ts}
-            if str(tag).casefold() in asked or (terms and terms <= asked):
+        for tag in meta.tags:
+            terms = {t for ts in word_terms(latin_words(tag)) for t in ts}
+            if tag.casefold() in asked or (terms and terms <= asked):
                 break
         else:
             continue

@@ -27,10 +27,7 @@ def pick_chunks(store: LayerStore, topic: str | None, budget: int) -> list[Pick]
     rows = store.index.chunks()
     if not rows:
         return []
-    levels = {
-        cid: (store.meta.get(eid) or {}).get("level", "normal") if eid else "normal"
-        for cid, _p, _l, _t, eid, _n in rows
-    }
+    levels = {cid: store.meta.level(eid) for cid, _p, _l, _t, eid, _n in rows}
     scores: dict[int, float] = {}
     if topic and topic.strip():
         scores = store.index.searcher().candidates(topic[:512], limit=50)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from workhearth.memory.layer import LayerStore
+from workhearth.memory.meta import EntryMeta
 
 CRITICAL_SHARE = 0.99
 TARGET_SHARE = 0.9  # Why: evict a little below capacity, not on every save
@@ -28,8 +29,8 @@ def plan_eviction(
     for entry_id, tokens in store.index.entry_tokens():
         if entry_id in keep:
             continue
-        meta = store.meta.get(entry_id) or {}
-        entries.append((meta.get("level", "normal"), meta.get("created", 0.0), entry_id, tokens))
+        meta = store.meta.get(entry_id) or EntryMeta()
+        entries.append((meta.level, meta.created, entry_id, tokens))
     chosen: list[str] = []
     for level, floor in (
         ("low", TARGET_SHARE),

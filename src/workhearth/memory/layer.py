@@ -15,6 +15,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from workhearth.memory import writes
 from workhearth.memory.entries import find_entries, format_entry, new_entry_id
 from workhearth.memory.files import EVICTED_LOG, META_FILE, Layer, leftover_temps
 from workhearth.memory.index import IndexReport, MemoryIndex
-from workhearth.memory.meta import MetaStore
+from workhearth.memory.meta import EntryMeta, MetaStore
 from workhearth.memory.schema import cannot_write
 
 LOCK_FILE = ".memory.lock"
@@ -141,7 +142,7 @@ class LayerStore:
         return writes.split_lines((self.folder / rel).read_bytes())
 
     def add_entry(
-        self, rel: str, content: str, meta: dict[str, Any], *, entry_id: str | None = None
+        self, rel: str, content: str, meta: EntryMeta, *, entry_id: str | None = None
     ) -> tuple[str, int, bool]:
         """Append an entry to ``rel``; returns (id, its first line 1-based, whether it is new).
 
@@ -165,7 +166,7 @@ class LayerStore:
                 entry_id = new_entry_id()
                 while entry_id in self.meta.entries:
                     entry_id = new_entry_id()
-            self.meta.put(entry_id, {**meta, "file": rel})
+            self.meta.put(entry_id, replace(meta, file=rel))
             try:
                 self.meta.save()
             except OSError as exc:
@@ -208,7 +209,7 @@ class LayerStore:
     def locate(self, entry_id: str) -> tuple[str, int, int, str] | None:
         """(file, start line 0-based, end, content) of an entry, from the Markdown itself."""
         meta = self.meta.get(entry_id)
-        candidates = [meta["file"]] if meta and meta.get("file") else []
+        candidates = [meta.file] if meta and meta.file else []
         indexed = self.index.entry_path(entry_id)
         if indexed and indexed not in candidates:
             candidates.append(indexed)
@@ -238,9 +239,8 @@ class LayerStore:
                 ], span.start + 1
 
             line = self._replace(rel, edit)
-            meta = self.meta.get(entry_id) or {}
-            meta.update(updated=time.time(), file=rel)
-            self.meta.put(entry_id, meta)
+            meta = self.meta.get(entry_id) or EntryMeta()
+            self.meta.put(entry_id, replace(meta, updated=time.time(), file=rel))
             self.meta.save()
         self._update_index_after_write(rel)
         return rel, line
@@ -262,7 +262,7 @@ class LayerStore:
                         "layer": self.layer,
                         "file": rel,
                         "content": spans[i].content,
-                        "meta": self.meta.get(i),
+                        "meta": meta.as_json() if (meta := self.meta.get(i)) else None,
                     }
                     for i in ids
                     if i in spans

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -24,24 +25,73 @@ _ENTRY_KEY = re.compile(r'"(m-[0-9a-z]{8})"\s*:\s*')
 LEVELS = ("critical", "normal", "low")
 
 
-def _clean(entry: dict[str, Any]) -> dict[str, Any]:
-    """Coerce hand-edited fields to the types the rest of memory relies on."""
-    out = dict(entry)
-    if out.get("level") not in LEVELS:
-        out["level"] = "normal"
-    tags = out.get("tags")
-    out["tags"] = [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
-    prov = out.get("provenance")
-    out["provenance"] = [p for p in prov if isinstance(p, dict)] if isinstance(prov, list) else []
-    for key in ("created", "updated"):
-        value = out.get(key)
-        out[key] = (
-            float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
+
+
+@dataclass
+class EntryMeta:
+    """What ``memory_meta.json`` keeps of one entry, hand-edited fields coerced on reading.
+
+    Keys this version does not know are kept in ``extra`` and written back as they were.
+    """
+
+    level: str = "normal"
+    tags: list[str] = field(default_factory=list)
+    source: str = "user"
+    provenance: list[dict[str, Any]] = field(default_factory=list)
+    created: float = 0.0
+    updated: float = 0.0
+    pending: bool = False
+    file: str | None = None  # the Markdown file (relative to the layer) holding the entry
+    reflection: dict[str, Any] | None = None  # the reflection that wrote it last
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, raw: dict[str, Any]) -> EntryMeta:
+        """Coerce a stored (maybe hand-edited) object to the types the rest of memory relies on."""
+        tags, prov = raw.get("tags"), raw.get("provenance")
+        file, reflection = raw.get("file"), raw.get("reflection")
+        return cls(
+            level=raw["level"] if raw.get("level") in LEVELS else "normal",
+            tags=[t for t in tags if isinstance(t, str)] if isinstance(tags, list) else [],
+            source=raw["source"] if isinstance(raw.get("source"), str) else "user",
+            provenance=[p for p in prov if isinstance(p, dict)] if isinstance(prov, list) else [],
+            created=_number(raw.get("created")),
+            updated=_number(raw.get("updated")),
+            pending=raw.get("pending") is True,
+            file=file if isinstance(file, str) else None,
+            reflection=reflection if isinstance(reflection, dict) else None,
+            # Why: unknown keys, and a file or reflection of the wrong type, are kept as they were.
+            extra={
+                k: v
+                for k, v in raw.items()
+                if k not in _FIELDS
+                or (k == "file" and not isinstance(v, str))
+                or (k == "reflection" and not isinstance(v, dict))
+            },
         )
-    out["pending"] = out.get("pending") is True
-    if not isinstance(out.get("source"), str):
-        out["source"] = "user"
-    return out
+
+    def as_json(self) -> dict[str, Any]:
+        """The stored object: the same keys (``file`` and ``reflection`` only when set)."""
+        out: dict[str, Any] = {
+            **self.extra,
+            "level": self.level,
+            "tags": list(self.tags),
+            "source": self.source,
+            "provenance": [dict(p) for p in self.provenance],
+            "created": self.created,
+            "updated": self.updated,
+            "pending": self.pending,
+        }
+        if self.file is not None:
+            out["file"] = self.file
+        if self.reflection is not None:
+            out["reflection"] = self.reflection
+        return out
+
+
+_FIELDS = frozenset(f.name for f in fields(EntryMeta)) - {"extra"}
 
 
 def _salvage(raw: str) -> dict[str, dict[str, Any]]:
@@ -62,7 +112,7 @@ class MetaStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.damage: str | None = None
-        self.entries: dict[str, dict[str, Any]] = {}
+        self.entries: dict[str, EntryMeta] = {}
         self._load()
 
     def _load(self) -> None:
@@ -75,12 +125,15 @@ class MetaStore:
             entries = data.get("entries") if isinstance(data, dict) else None
             if not isinstance(entries, dict):
                 raise ValueError("no entries table")
-            self.entries = {k: _clean(v) for k, v in entries.items() if isinstance(v, dict)}
+            self.entries = {
+                k: EntryMeta.parse(v) for k, v in entries.items() if isinstance(v, dict)
+            }
             return
         except (ValueError, orjson.JSONDecodeError) as exc:
             reason = str(exc)
         self.entries = {
-            k: _clean(v) for k, v in _salvage(raw.decode("utf-8", errors="replace")).items()
+            k: EntryMeta.parse(v)
+            for k, v in _salvage(raw.decode("utf-8", errors="replace")).items()
         }
         aside = self.path.with_name(f".{self.path.name}.corrupt-{int(time.time())}")
         atomic_write(aside, raw)
@@ -97,17 +150,23 @@ class MetaStore:
             return None
         return f"{self.path.name} was damaged before; the damaged copy is kept as {copies[-1].name}"
 
-    def get(self, entry_id: str) -> dict[str, Any] | None:
+    def get(self, entry_id: str) -> EntryMeta | None:
         return self.entries.get(entry_id)
 
-    def put(self, entry_id: str, meta: dict[str, Any]) -> None:
+    def level(self, entry_id: str | None) -> str:
+        """An entry's level; ``normal`` for text no entry holds (or an entry without meta)."""
+        meta = self.entries.get(entry_id) if entry_id else None
+        return meta.level if meta else "normal"
+
+    def put(self, entry_id: str, meta: EntryMeta) -> None:
         self.entries[entry_id] = meta
 
-    def drop(self, entry_id: str) -> dict[str, Any] | None:
+    def drop(self, entry_id: str) -> EntryMeta | None:
         return self.entries.pop(entry_id, None)
 
     def save(self) -> None:
-        data = {"version": VERSION, "entries": self.entries}
+        entries = {k: m.as_json() for k, m in self.entries.items()}
+        data = {"version": VERSION, "entries": entries}
         atomic_write(
             self.path, orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
         )

@@ -33,7 +33,7 @@ from __future__ import annotations
 import copy
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,6 +54,7 @@ from workhearth.memory.files import (
     markdown_files,
 )
 from workhearth.memory.layer import LayerStore
+from workhearth.memory.meta import EntryMeta
 from workhearth.memory.reflect_backup import (
     Changed,
     Outcome,
@@ -124,21 +125,16 @@ def _new_id(store: LayerStore, taken: set[str]) -> str:
     return entry_id
 
 
-def _new_meta(rel: str, mark: dict[str, Any], origin: str, snippet: str) -> dict[str, Any]:
+def _new_meta(rel: str, mark: dict[str, Any], origin: str, snippet: str) -> EntryMeta:
     """Meta of an entry the model wrote; ``mark`` ties it to the backup taken before."""
-    return {
-        "level": "normal",
-        "tags": [],
-        "source": "reflection",
-        "provenance": [
-            {"snippet": snippet, "session_id": None, "message_id": None, "origin": origin}
-        ],
-        "created": mark["at"],
-        "updated": mark["at"],
-        "pending": False,
-        "file": rel,
-        "reflection": mark,
-    }
+    return EntryMeta(
+        source="reflection",
+        provenance=[{"snippet": snippet, "session_id": None, "message_id": None, "origin": origin}],
+        created=mark["at"],
+        updated=mark["at"],
+        file=rel,
+        reflection=mark,
+    )
 
 
 # ------------------------------------------------------------ distillation
@@ -183,14 +179,15 @@ def distill_daily(
         done = [
             i
             for i, m in store.meta.entries.items()
-            if (m.get("reflection") or {}).get("from") == rel
-            and m["reflection"].get("hash") == digest(data)
+            if m.reflection
+            and m.reflection.get("from") == rel
+            and m.reflection.get("hash") == digest(data)
         ]
         if done:
             # Why: a crash came after the facts were saved but before the log moved:
             # finish the move instead of distilling (and saving) the same facts twice.
             moved = _retire_log(store, path, data)
-            backup = store.meta.entries[done[0]]["reflection"]["backup"]
+            backup = (store.meta.entries[done[0]].reflection or {})["backup"]
         else:
             backup = take_backup(store, rel, data, "distillation")
     if done:
@@ -322,8 +319,8 @@ def reflect_file(
             )
             for entry_id, content in kept.items():
                 if content != spans[entry_id].content:
-                    meta = store.meta.get(entry_id) or {}
-                    store.meta.put(entry_id, {**meta, "updated": at, "reflection": mark})
+                    meta = store.meta.get(entry_id) or EntryMeta()
+                    store.meta.put(entry_id, replace(meta, updated=at, reflection=mark))
             for _content, entry_id in new_items:
                 store.meta.put(entry_id, _new_meta(rel, mark, f"reflection:{rel}", ""))
             store.meta.save()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,6 +25,7 @@ from workhearth.fsutil import atomic_write, make_private_dir
 from workhearth.memory.entries import find_entries
 from workhearth.memory.files import REFLECTION_BACKUPS
 from workhearth.memory.layer import LayerStore
+from workhearth.memory.meta import EntryMeta
 
 STATE_FILE = ".reflection.json"
 SIDECAR_VERSION = 1
@@ -94,7 +95,7 @@ def take_backup(store: LayerStore, rel: str, data: bytes, reason: str) -> str:
         "time": now,
         "reason": reason,
         "hash": digest(data),
-        "entries": {i: store.meta.get(i) for i in ids if store.meta.get(i) is not None},
+        "entries": {i: m.as_json() for i in ids if (m := store.meta.get(i)) is not None},
     }
     atomic_write(root / name, data)
     atomic_write(root / f"{name}.json", orjson.dumps(sidecar, option=orjson.OPT_INDENT_2))
@@ -124,6 +125,12 @@ def settled(store: LayerStore, rel: str, data: bytes, now: float, every: float) 
     return seen.get("hash") == digest(data) or now - float(seen.get("time", 0)) < every
 
 
+def _at(meta: EntryMeta) -> float:
+    """When the reflection that wrote this entry ran (0 when none did)."""
+    at = (meta.reflection or {}).get("at", 0)
+    return float(at) if isinstance(at, int | float) else 0.0
+
+
 def evicted_record(store: LayerStore, rel: str, entry_id: str, content: str) -> dict[str, Any]:
     """A ``.memory_evicted.log`` record, shaped like the ones :meth:`LayerStore.remove_entries` writes."""
     return {
@@ -131,7 +138,7 @@ def evicted_record(store: LayerStore, rel: str, entry_id: str, content: str) -> 
         "layer": store.layer,
         "file": rel,
         "content": content,
-        "meta": store.meta.get(entry_id),
+        "meta": meta.as_json() if (meta := store.meta.get(entry_id)) else None,
     }
 
 
@@ -184,24 +191,20 @@ def rollback_store(store: LayerStore, backup: str | Path) -> Outcome:
         produced = {
             i: m
             for i, m in store.meta.entries.items()
-            if (m.get("reflection") or {}).get("backup") == name
+            if m.reflection and m.reflection.get("backup") == name
         }
         newer: list[str] = []
         for entry_id in spans:
-            meta = store.meta.get(entry_id) or {}
+            meta = store.meta.get(entry_id) or EntryMeta()
             if entry_id in produced:
-                edited = float(meta.get("updated", 0)) > float(meta["reflection"].get("at", 0))
+                edited = meta.updated > _at(meta)
             else:
-                stamp = float(meta.get("updated", meta.get("created", 0)))
+                stamp = meta.updated or meta.created
                 edited = entry_id not in restored_ids or stamp > since
             if edited:
                 newer.append(entry_id)
-        elsewhere = {i: m for i, m in produced.items() if m.get("file") != rel}
-        newer += [
-            i
-            for i, m in elsewhere.items()
-            if float(m.get("updated", 0)) > float(m["reflection"].get("at", 0))
-        ]
+        elsewhere = {i: m for i, m in produced.items() if m.file != rel}
+        newer += [i for i, m in elsewhere.items() if m.updated > _at(m)]
         if newer:
             return Outcome(
                 store.layer,
@@ -216,7 +219,7 @@ def rollback_store(store: LayerStore, backup: str | Path) -> Outcome:
         removed = [i for i in spans if i not in restored_ids]
         other_files: dict[str, list[str]] = {}
         for entry_id, meta in elsewhere.items():
-            other_files.setdefault(str(meta.get("file")), []).append(entry_id)
+            other_files.setdefault(str(meta.file), []).append(entry_id)
         items = [evicted_record(store, rel, i, spans[i].content) for i in removed]
         for other, ids in other_files.items():
             found = find_entries(text_lines(read_bytes(store.folder / other) or b""))
@@ -224,9 +227,12 @@ def rollback_store(store: LayerStore, backup: str | Path) -> Outcome:
         saved = copy.deepcopy(store.meta.entries)
         store._log_evicted(items, "rollback")
         for entry_id in restored_ids:
-            back = originals.get(entry_id) or store.meta.get(entry_id)
+            raw = originals.get(entry_id)
+            back = (
+                EntryMeta.parse(raw) if isinstance(raw, dict) and raw else store.meta.get(entry_id)
+            )
             if back is not None:
-                store.meta.put(entry_id, {**back, "file": rel})
+                store.meta.put(entry_id, replace(back, file=rel))
         store.meta.save()
 
         def restore(current: list[str]) -> tuple[list[str], None]:
