@@ -37,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +49,7 @@ from workhearth.agent.runner import RunOptions, build_agent  # noqa: E402
 from workhearth.agent.tools import BUILTIN_TOOLS, ToolContext, ToolRegistry  # noqa: E402
 from workhearth.agent.tools.files import read_file  # noqa: E402
 from workhearth.app import Workhearth  # noqa: E402
+from workhearth.models.base import ModelRequest  # noqa: E402
 from workhearth.models.messages import Message  # noqa: E402
 from workhearth.models.router import Router  # noqa: E402
 from workhearth.models.streaming import (  # noqa: E402
@@ -56,7 +57,6 @@ from workhearth.models.streaming import (  # noqa: E402
     Done,
     StreamEvent,
     StreamingChatModel,
-    ToolLike,
     Usage,
 )
 from workhearth.sessions.reconstruct import repair  # noqa: E402
@@ -127,15 +127,7 @@ class InstantModel(StreamingChatModel):
         self._replies.reverse()
         self.clock = clock
 
-    def stream(
-        self,
-        system: str | None,
-        messages: list[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        max_tokens: int | None = None,
-        deadline: float | None = None,
-    ) -> Iterator[StreamEvent]:
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         started = time.perf_counter()
         done = Done(self._replies.pop())
         self.clock.seconds += time.perf_counter() - started

@@ -44,6 +44,7 @@ class Received:
     path: str
     headers: dict[str, str]
     body: Any
+    raw: bytes = b""  # the body's bytes as they arrived
 
 
 def json_reply(status: int, payload: Any, **headers: str) -> Reply:
@@ -78,7 +79,7 @@ class _Handler(BaseHTTPRequestHandler):
             body = raw.decode("utf-8", "replace")
         fake = self.server.fake
         fake.received.append(
-            Received("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+            Received("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body, raw)
         )
         reply = fake.next_reply()
         if reply.delay:

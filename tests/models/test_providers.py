@@ -28,6 +28,7 @@ from tests.fake_providers import (
 from workhearth.config import ModelSettings
 from workhearth.errors import HearthError, ModelError
 from workhearth.models.anthropic_provider import AnthropicChatModel
+from workhearth.models.base import ModelRequest
 from workhearth.models.http import HttpOptions
 from workhearth.models.messages import Message
 from workhearth.models.openai_provider import OpenAIChatModel
@@ -81,7 +82,7 @@ def anthropic_model(server: FakeProvider, options: HttpOptions = FAST, **kw: Any
 
 
 def collect(model: Any, messages: list[Message] = ASK, **kw: Any):
-    events = list(model.stream(SYSTEM, messages, **kw))
+    events = list(model.stream(ModelRequest(SYSTEM, messages, **kw)))
     assert isinstance(events[-1], Done)
     return events, events[-1].completion
 
@@ -289,7 +290,7 @@ def test_openai_stream_cut_after_text_raises() -> None:
     with FakeProvider([Reply(pieces=openai_sse(chunks, done=False), cut=True)]) as server:
         seen: list[Any] = []
         with pytest.raises(ModelError, match="cut off midway") as info:
-            seen.extend(openai_model(server).stream(SYSTEM, ASK))
+            seen.extend(openai_model(server).stream(ModelRequest(SYSTEM, ASK)))
     assert seen == [TextDelta("half ")]
     assert info.value.kind == "stream_cut" and len(server.received) == 1
 

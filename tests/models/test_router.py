@@ -12,6 +12,7 @@ from tests.fake_providers import FakeProvider, Reply, json_reply, openai_sse, op
 from workhearth.config import ModelsConfig, ModelSettings, load_config
 from workhearth.errors import ConfigError, ModelError
 from workhearth.models.anthropic_provider import AnthropicChatModel
+from workhearth.models.base import ModelRequest
 from workhearth.models.http import HttpOptions
 from workhearth.models.messages import Message, text_message
 from workhearth.models.openai_provider import OpenAIChatModel
@@ -282,14 +283,14 @@ def test_falls_back_within_tier_then_up() -> None:
             ("light-b", "light", lb.url),
             ("strong-a", "strong", sa.url),
         )
-        done = router.generate(None, user("list the files"))
+        done = router.generate(ModelRequest(None, user("list the files")))
         assert done.model == "strong-a" == router.last_model
         assert done.message["content"] == [{"type": "text", "text": "from strong"}]
         assert [name for name, _ in router.failures] == ["light-a", "light-b"]
         assert [err.kind for _, err in router.failures] == ["auth", "server"]
         # Going up for a fallback makes the session strong: the light models rest.
         assert router.tier == "strong"
-        assert router.generate(None, user("ok")).model == "strong-a"
+        assert router.generate(ModelRequest(None, user("ok"))).model == "strong-a"
     assert (len(la.received), len(lb.received), len(sa.received)) == (1, 2, 2)
 
 
@@ -305,8 +306,8 @@ def test_falls_back_to_same_tier_and_sticks_to_it() -> None:
             ("light-b", "light", lb.url),
             ("strong-a", "strong", sa.url),
         )
-        assert router.generate(None, user("hi")).model == "light-b"
-        assert router.generate(None, user("thanks")).model == "light-b"
+        assert router.generate(ModelRequest(None, user("hi"))).model == "light-b"
+        assert router.generate(ModelRequest(None, user("thanks"))).model == "light-b"
         assert router.tier == "light"
     assert (len(la.received), len(lb.received), sa.received) == (2, 2, [])
 
@@ -325,7 +326,7 @@ def test_strong_task_never_falls_down_to_light() -> None:
         with pytest.raises(
             ModelError, match=r"every strong model failed: s1: gave up .*; s2: "
         ) as info:
-            router.generate(None, user("Why is the index slow? Analyse it."))
+            router.generate(ModelRequest(None, user("Why is the index slow? Analyse it.")))
     assert light.received == [] and info.value.context["failures"] == ["s1", "s2"]
 
 
@@ -342,7 +343,7 @@ def test_no_fallback_once_text_was_streamed() -> None:
         router = router_over(("a", "light", la.url), ("b", "light", lb.url))
         seen = []
         with pytest.raises(ModelError, match="cut off midway"):
-            seen.extend(router.stream(None, user("hi")))
+            seen.extend(router.stream(ModelRequest(None, user("hi"))))
     assert seen == [TextDelta("half")] and lb.received == []
 
 
@@ -351,7 +352,7 @@ def test_no_fallback_once_the_time_is_up() -> None:
         router = router_over(("a", "light", la.url), ("b", "light", lb.url))
         started = time.monotonic()
         with pytest.raises(ModelError) as info:
-            list(router.stream(None, user("hi"), deadline=started + 0.3))
+            list(router.stream(ModelRequest(None, user("hi"), deadline=started + 0.3)))
         assert time.monotonic() - started < 2.0
     assert info.value.kind == "deadline" and lb.received == []
 
@@ -363,7 +364,7 @@ def test_stream_reports_the_answering_model(tmp_path: Path) -> None:
             f'[models.local]\nprovider = "openai"\nmodel = "llama3.1"\nbase_url = "{server.url}/v1"\n',
         )
         router = Router.from_config(cfg.models)
-        events = list(router.stream(None, user("hi")))
+        events = list(router.stream(ModelRequest(None, user("hi"))))
         assert isinstance(events[-1], Done) and events[-1].completion.model == "local"
         assert router.context_window == 131_072
         pinned = Router.from_config(cfg.models, pinned="openai:gpt-4o")

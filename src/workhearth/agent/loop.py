@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol
 
 from workhearth.agent.tools.context import ToolResult
 from workhearth.errors import ModelError
+from workhearth.models.base import ModelRequest
 from workhearth.models.messages import (
     Block,
     Message,
@@ -226,9 +227,8 @@ class Agent:
         the provider raises when the time runs out while it waits.
         """
         completion: Completion | None = None
-        stream = self.model.stream(
-            self.system, messages, tools=self.tools.specs(), deadline=deadline
-        )
+        request = ModelRequest(self.system, messages, tools=self.tools.specs(), deadline=deadline)
+        stream = self.model.stream(request)
         try:
             for event in stream:
                 self.listener(event)

@@ -56,15 +56,15 @@ def test(
     json: JsonOpt = False,
 ) -> None:
     """Send one tiny request and report the answer and the latency."""
+    from workhearth.models.base import ModelRequest
     from workhearth.models.messages import message_text, text_message
     from workhearth.models.registry import build_model
 
     model = build_model(name, hearth().config.models)
     started = time.monotonic()
     try:
-        completion = model.generate(
-            None, [text_message("user", "Reply with the single word: ready")], max_tokens=16
-        )
+        ask = [text_message("user", "Reply with the single word: ready")]
+        completion = model.generate(ModelRequest(None, ask, max_tokens=16))
     finally:
         model.close()
     elapsed = time.monotonic() - started

@@ -18,6 +18,7 @@ import httpx
 
 from workhearth.errors import ModelError
 from workhearth.models.adapters import to_anthropic
+from workhearth.models.base import ModelRequest
 from workhearth.models.http import (
     HttpChatModel,
     RetryableError,
@@ -82,14 +83,9 @@ class AnthropicChatModel(HttpChatModel):
 
     # ------------------------------------------------------------------ request
 
-    def request_body(
-        self,
-        system: str | None,
-        messages: list[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        max_tokens: int | None = None,
-    ) -> dict[str, Any]:
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        system, messages, tools = request.system, request.messages, request.tools
+        max_tokens = request.max_tokens
         payload = to_anthropic(system, messages)
         limit = max_tokens or self.settings.max_tokens or DEFAULT_MAX_TOKENS
         body: dict[str, Any] = {"model": self.settings.model, "max_tokens": limit}

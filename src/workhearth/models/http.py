@@ -14,7 +14,7 @@ import random
 import re
 import time
 from abc import abstractmethod
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -22,8 +22,8 @@ import httpx
 
 from workhearth.config import ModelsConfig, ModelSettings
 from workhearth.errors import ModelError
-from workhearth.models.messages import Message
-from workhearth.models.streaming import StreamEvent, StreamingChatModel, ToolLike
+from workhearth.models.base import ModelRequest
+from workhearth.models.streaming import StreamEvent, StreamingChatModel
 
 T = TypeVar("T")
 
@@ -279,33 +279,18 @@ class HttpChatModel(StreamingChatModel):
         self._client.close()
 
     @abstractmethod
-    def request_body(
-        self,
-        system: str | None,
-        messages: list[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        max_tokens: int | None = None,
-    ) -> dict[str, Any]:
-        """The JSON body of one streamed request."""
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body of one streamed request (``request.deadline`` is not part of it)."""
 
     @abstractmethod
     def attempt(self, body: dict[str, Any], timeout: httpx.Timeout) -> Iterator[StreamEvent]:
         """Send ``body`` once and yield the reply's events (raise RetryableError to retry)."""
 
-    def stream(
-        self,
-        system: str | None,
-        messages: list[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        max_tokens: int | None = None,
-        deadline: float | None = None,
-    ) -> Iterator[StreamEvent]:
-        body = self.request_body(system, messages, tools=tools, max_tokens=max_tokens)
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        body = self.request_body(request)
         return with_retries(
             lambda timeout: self.attempt(body, timeout),
             self.options,
             self.settings,
-            deadline=deadline,
+            deadline=request.deadline,
         )

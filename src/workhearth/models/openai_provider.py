@@ -20,6 +20,7 @@ import httpx
 
 from workhearth.errors import ModelError
 from workhearth.models.adapters import to_openai
+from workhearth.models.base import ModelRequest
 from workhearth.models.http import (
     HttpChatModel,
     RetryableError,
@@ -101,14 +102,9 @@ class OpenAIChatModel(HttpChatModel):
 
     # ------------------------------------------------------------------ request
 
-    def request_body(
-        self,
-        system: str | None,
-        messages: list[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        max_tokens: int | None = None,
-    ) -> dict[str, Any]:
+    def request_body(self, request: ModelRequest) -> dict[str, Any]:
+        system, messages, tools = request.system, request.messages, request.tools
+        max_tokens = request.max_tokens
         body: dict[str, Any] = {
             "model": self.settings.model,
             "messages": to_openai(system, messages),

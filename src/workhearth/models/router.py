@@ -21,6 +21,7 @@ import httpx
 
 from workhearth.config import TIERS, ModelsConfig, Tier
 from workhearth.errors import ConfigError, ModelError
+from workhearth.models.base import ModelRequest
 from workhearth.models.http import HttpOptions
 from workhearth.models.messages import Message
 from workhearth.models.registry import build, configured_models, resolve
@@ -28,7 +29,6 @@ from workhearth.models.streaming import (
     Done,
     StreamEvent,
     StreamingChatModel,
-    ToolLike,
 )
 from workhearth.models.tokens import count_tokens
 
@@ -127,9 +127,7 @@ class Router(StreamingChatModel):
 
     def close(self) -> None:
         for model in self.models:
-            close = getattr(model, "close", None)
-            if close is not None:
-                close()
+            model.close()
 
     @staticmethod
     def tier_of(model: StreamingChatModel) -> Tier:
@@ -163,16 +161,8 @@ class Router(StreamingChatModel):
         candidates = self.plan(self.tier) or self.models
         return min(m.context_window for m in candidates)
 
-    def stream(
-        self,
-        system: str | None,
-        messages: list[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        max_tokens: int | None = None,
-        deadline: float | None = None,
-    ) -> Iterator[StreamEvent]:
-        tier = self.choose(messages)
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        tier = self.choose(request.messages)
         self.failures = []
         candidates = self.plan(tier)
         if not candidates:
@@ -181,9 +171,7 @@ class Router(StreamingChatModel):
             key = self.key_of(model)
             yielded = False
             try:
-                for event in model.stream(
-                    system, messages, tools=tools, max_tokens=max_tokens, deadline=deadline
-                ):
+                for event in model.stream(request):
                     if isinstance(event, Done):
                         # Why: record before yielding; a caller may stop at Done.
                         self.last_model = key

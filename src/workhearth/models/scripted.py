@@ -16,10 +16,11 @@ from __future__ import annotations
 import copy
 import itertools
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from workhearth.models.base import ModelRequest
 from workhearth.models.messages import Message, ToolUseBlock, message_text, text_message
 from workhearth.models.streaming import (
     Completion,
@@ -30,7 +31,6 @@ from workhearth.models.streaming import (
     TextDelta,
     ToolCallFinished,
     ToolCallStarted,
-    ToolLike,
     Usage,
     tool_spec,
 )
@@ -76,18 +76,11 @@ class ScriptedModel(StreamingChatModel):
         self._steps: deque[Step] = deque(steps)
         self.requests: list[Request] = []
 
-    def stream(
-        self,
-        system: str | None,
-        messages: list[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        max_tokens: int | None = None,
-        deadline: float | None = None,
-    ) -> Iterator[StreamEvent]:
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        system, messages = request.system, request.messages
         # Why: a deep copy, so a caller mutating its list later cannot rewrite the record.
-        offered = [tool_spec(t).name for t in tools or ()]
-        self.requests.append(Request(system, copy.deepcopy(messages), max_tokens, offered))
+        offered = [tool_spec(t).name for t in request.tools or ()]
+        self.requests.append(Request(system, copy.deepcopy(messages), request.max_tokens, offered))
         if not self._steps:
             raise AssertionError(
                 f"{self.name} was called {len(self.requests)} times but only "

@@ -1,9 +1,8 @@
-"""Streaming on top of :class:`~workhearth.models.base.ChatModel`.
+"""The events of :meth:`ChatModel.stream <workhearth.models.base.ChatModel.stream>`.
 
-A :class:`StreamingChatModel` yields typed events while the reply arrives, so a
-terminal can print as the model writes, and ends with :class:`Done`, which holds
-the whole reply as a canonical assistant message plus usage and stop reason.
-``complete`` and ``generate`` are the same stream, consumed to the end.
+A model yields typed events while the reply arrives, so a terminal can print as
+the model writes, and ends with :class:`Done`, which holds the whole reply as a
+canonical assistant message plus usage and stop reason.
 
 Also here: the Server-Sent Events parser both providers share, and the tool
 description (:class:`ToolSpec`) each provider turns into its own format.
@@ -12,13 +11,11 @@ description (:class:`ToolSpec`) each provider turns into its own format.
 from __future__ import annotations
 
 import json
-from abc import abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from workhearth.config import ModelSettings
-from workhearth.errors import ModelError
 from workhearth.models.base import ChatModel
 from workhearth.models.messages import Message, ToolUseBlock
 
@@ -133,58 +130,8 @@ class Done:
 StreamEvent = TextDelta | ThinkingDelta | ToolCallStarted | ToolCallFinished | Done
 
 
-class StreamingChatModel(ChatModel):
-    """A :class:`ChatModel` that can stream and take tools.
-
-    Subclasses implement :meth:`stream`; the last event is always :class:`Done`
-    (or the iterator raises :class:`~workhearth.errors.ModelError`).
-    ``context_window`` is the model's window in tokens, for compaction.
-    """
-
-    context_window: int = 32_768
-
-    @abstractmethod
-    def stream(
-        self,
-        system: str | None,
-        messages: list[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        max_tokens: int | None = None,
-        deadline: float | None = None,
-    ) -> Iterator[StreamEvent]:
-        """Yield events for one reply to ``messages``; the last one is :class:`Done`.
-
-        ``deadline`` (a :func:`time.monotonic` value) bounds the whole call, waits
-        and retries included: past it the call fails with a ``deadline`` ModelError.
-        """
-
-    def generate(
-        self,
-        system: str | None,
-        messages: list[Message],
-        *,
-        tools: Sequence[ToolLike] | None = None,
-        max_tokens: int | None = None,
-    ) -> Completion:
-        """The whole reply with usage and stop reason (the stream, consumed)."""
-        result: Completion | None = None
-        for event in self.stream(system, messages, tools=tools, max_tokens=max_tokens):
-            if isinstance(event, Done):
-                result = event.completion
-        if result is not None:
-            return result
-        raise ModelError(f"{self.name}: the reply stream ended without a result", kind="stream_cut")
-
-    def complete(
-        self,
-        system: str | None,
-        messages: list[Message],
-        *,
-        max_tokens: int | None = None,
-        tools: Sequence[ToolLike] | None = None,
-    ) -> Message:
-        return self.generate(system, messages, tools=tools, max_tokens=max_tokens).message
+# Why: the name the agent and the providers grew up with; it is the one model base.
+StreamingChatModel = ChatModel
 
 
 # --------------------------------------------------------------------------- SSE
