@@ -9,6 +9,7 @@ import typer
 
 from workhearth.cli import audit as audit_cmd
 from workhearth.cli import doctor as doctor_cmd
+from workhearth.cli import mcp as mcp_cmd
 from workhearth.cli import memory as memory_cmd
 from workhearth.cli import models as models_cmd
 from workhearth.cli import run as run_cmd
@@ -28,6 +29,7 @@ app = HearthTyper(
 )
 app.add_typer(sessions_cmd.app, name="sessions")
 app.add_typer(memory_cmd.app, name="memory")
+app.add_typer(mcp_cmd.app, name="mcp")
 app.add_typer(models_cmd.app, name="models")
 app.add_typer(shell_cmd.app, name="shell")
 app.add_typer(skills_cmd.app, name="skills")

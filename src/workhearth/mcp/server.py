@@ -1,0 +1,394 @@
+"""``hearth mcp``: memory, sessions and skills as MCP tools (DESIGN §6), plus skill prompts.
+
+Every tool goes through the library (``Workhearth(config=…, workspace=…)``), so the
+limits and errors are the REST API's: a ``HearthError`` becomes an MCP tool error
+carrying its one clear line; a malformed argument is rejected by the SDK from the
+JSON schema the typed signature gives.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Literal, TypeVar
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.prompts.base import Prompt, PromptArgument
+from mcp.shared.exceptions import MCPError
+from mcp.types import INVALID_PARAMS, ToolAnnotations
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from workhearth.app import Workhearth
+from workhearth.config import Config
+from workhearth.errors import HearthError, NotFoundError
+
+T = TypeVar("T")
+WORKSPACES_KEPT = 8
+NO_ENTRY = "no such memory entry"
+
+READ = ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False)
+WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False)
+DELETE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, openWorldHint=False)
+
+Workspace = Annotated[
+    str | None,
+    Field(
+        description="Project folder whose memory and sessions to use "
+        "(absolute, or relative to the server's folder; default: the server's folder).",
+    ),
+]
+
+
+# ----------------------------------------------------------------- output shapes
+class EntryOut(TypedDict):
+    id: str
+    content: str
+    level: str
+    tags: list[str]
+    layer: str
+    path: str
+    line: int
+    created: float
+    updated: float
+    source: str
+    provenance: list[dict[str, Any]]
+    pending: bool
+
+
+class HitOut(TypedDict):
+    path: str
+    line_start: int
+    line_end: int
+    text: str
+    score: float
+    level: str
+    entry_id: str | None
+    layer: str
+    tags: list[str]
+
+
+class SearchOut(TypedDict):
+    results: list[HitOut]
+
+
+class ListOut(TypedDict):
+    entries: list[EntryOut]
+    next_cursor: str | None
+
+
+class DeleteOut(TypedDict):
+    deleted: str
+
+
+class SessionOut(TypedDict):
+    session_id: str
+    workspace: str
+    title: str | None
+    messages: int | None
+    created: float | None
+    updated: float
+    encrypted: bool
+    path: str
+    parent: str | None
+
+
+class SessionsOut(TypedDict):
+    sessions: list[SessionOut]
+
+
+class TranscriptOut(TypedDict, total=False):
+    session_id: str
+    total: int
+    returned: int
+    messages: list[dict[str, Any]]
+    warnings: list[str]
+
+
+class LatestOut(TypedDict, total=False):
+    session_id: str
+    total: int
+    message: dict[str, Any] | None
+    warnings: list[str]
+
+
+class SkillOut(TypedDict):
+    name: str
+    description: str
+    source: str
+    path: str
+    status: str
+    problems: list[str]
+
+
+class SkillsOut(TypedDict):
+    skills: list[SkillOut]
+    warnings: list[str]
+
+
+class SkillDetailOut(SkillOut):
+    body: str | None
+    examples: list[dict[str, Any]]
+
+
+# ------------------------------------------------------------------- the server
+class Hearths:
+    """One ``Workhearth`` per workspace asked for, the few most recent kept open.
+
+    Why a lock: tool functions run in worker threads, and one memory object (its
+    SQLite connections, its freshness clock) is not meant to be used by two at once.
+    """
+
+    def __init__(self, config: Config, workspace: Path) -> None:
+        self.config = config
+        self.default = Path(workspace).absolute()
+        self.lock = threading.Lock()
+        self._open: OrderedDict[Path, Workhearth] = OrderedDict()
+
+    def resolve(self, workspace: str | None) -> Path:
+        if workspace is None or not workspace.strip():
+            return self.default
+        path = Path(os.path.expanduser(workspace))
+        path = Path(os.path.normpath(self.default / path))
+        if not path.is_dir():
+            raise HearthError(f"workspace {workspace!r} is not a folder")
+        return path
+
+    def get(self, workspace: str | None) -> Workhearth:
+        path = self.resolve(workspace)
+        wh = self._open.get(path)
+        if wh is None:
+            wh = Workhearth(config=self.config, workspace=path)
+            self._open[path] = wh
+            if len(self._open) > WORKSPACES_KEPT:
+                _, old = self._open.popitem(last=False)
+                if "memory" in old.__dict__:  # Why: only close what was opened
+                    old.memory.close()
+        self._open.move_to_end(path)
+        return wh
+
+    def call(self, workspace: str | None, fn: Callable[[Workhearth], T]) -> T:
+        """Run ``fn`` on the workspace's library object; a HearthError becomes a tool error."""
+        try:
+            with self.lock:
+                return fn(self.get(workspace))
+        except HearthError as exc:
+            raise ToolError(str(exc)) from exc
+        except UnicodeError as exc:
+            raise ToolError(f"text is not valid UTF-8 ({getattr(exc, 'reason', exc)})") from exc
+
+
+def build_server(config: Config, workspace: Path | str) -> MCPServer:
+    """The MCP server over ``config``'s home; tools default to ``workspace``."""
+    from workhearth import __version__
+
+    hearths = Hearths(config, Path(workspace))
+    server: MCPServer = MCPServer(
+        name="hearth",
+        title="workhearth",
+        version=__version__,
+        instructions=(
+            "hearth's memory (plain Markdown the user can edit, searched by words, Chinese "
+            "included), its saved agent sessions, and its skills. Save only plain sentences "
+            "the user confirmed. Each tool takes an optional `workspace` folder."
+        ),
+        log_level="WARNING",
+    )
+    _memory_tools(server, hearths)
+    _session_tools(server, hearths)
+    _skill_tools(server, hearths)
+    _skill_prompts(server, hearths)
+    return server
+
+
+def _memory_tools(server: MCPServer, hearths: Hearths) -> None:
+    @server.tool(annotations=WRITE, title="Save to memory")
+    def memory_save(
+        content: Annotated[str, Field(description="One plain sentence the user confirmed.")],
+        level: Annotated[
+            Literal["critical", "normal", "low"], Field(description="Importance.")
+        ] = "normal",
+        tags: Annotated[list[str] | None, Field(description="Up to 32 tags of 64.")] = None,
+        contexts: Annotated[
+            list[dict[str, Any]] | None,
+            Field(
+                description="Provenance, up to 16 of {snippet, session_id?, message_id?, "
+                "origin?}: where the sentence came from."
+            ),
+        ] = None,
+        workspace: Workspace = None,
+    ) -> EntryOut:
+        """Save a sentence to the project's memory; saving the same sentence again returns it."""
+        entry = hearths.call(
+            workspace, lambda wh: wh.memory.save(content, level, tags or [], contexts or [])
+        )
+        return entry.as_dict()  # type: ignore[return-value]
+
+    @server.tool(annotations=READ, title="Search memory")
+    def memory_search(
+        query: Annotated[str, Field(description="Words to find (Chinese included), up to 512.")],
+        limit: Annotated[int, Field(description="How many hits, 1..50.")] = 6,
+        workspace: Workspace = None,
+    ) -> SearchOut:
+        """Find memory entries and notes by words; best first, scores relative to the best."""
+        hits = hearths.call(workspace, lambda wh: wh.memory.search(query, limit=limit))
+        return {"results": [h.as_dict() for h in hits]}  # type: ignore[misc]
+
+    @server.tool(annotations=READ, title="List memory entries")
+    def memory_list(
+        limit: Annotated[int, Field(description="Entries per page, 1..100.")] = 20,
+        cursor: Annotated[
+            str | None, Field(description="next_cursor of the previous page.")
+        ] = None,
+        workspace: Workspace = None,
+    ) -> ListOut:
+        """Memory entries, newest first, a page at a time."""
+        entries, nxt = hearths.call(workspace, lambda wh: wh.memory.list(limit, cursor))
+        return {"entries": [e.as_dict() for e in entries], "next_cursor": nxt}  # type: ignore[misc]
+
+    @server.tool(annotations=DELETE, title="Delete a memory entry")
+    def memory_delete(
+        id: Annotated[str, Field(description="The entry's id (from memory_list or a hit).")],
+        workspace: Workspace = None,
+    ) -> DeleteOut:
+        """Remove an entry from memory (a copy stays in .memory_evicted.log; restorable)."""
+
+        def delete(wh: Workhearth) -> None:
+            try:
+                wh.memory.delete(id)
+            except NotFoundError:
+                # Why: as the REST API, one text for unknown and malformed ids.
+                raise NotFoundError(NO_ENTRY) from None
+
+        hearths.call(workspace, delete)
+        return {"deleted": id}
+
+
+def _session_tools(server: MCPServer, hearths: Hearths) -> None:
+    @server.tool(annotations=READ, title="List sessions")
+    def session_list(
+        limit: Annotated[int, Field(description="How many, newest first, 1..100.")] = 30,
+        workspace: Workspace = None,
+    ) -> SessionsOut:
+        """hearth's agent sessions of the workspace, newest first, with title and size."""
+        if not 1 <= limit <= 100:
+            raise ToolError("session list limit must be between 1 and 100")
+        infos = hearths.call(
+            workspace, lambda wh: wh.sessions.list(limit=limit, workspace=wh.workspace)
+        )
+        return {"sessions": [i.as_dict() for i in infos]}  # type: ignore[misc]
+
+    @server.tool(annotations=READ, title="Read a session")
+    def session_read(
+        id: Annotated[str, Field(description="The session id.")],
+        count: Annotated[
+            int, Field(description="Last messages to return (clamped to 1..30).")
+        ] = 10,
+        workspace: Workspace = None,
+    ) -> TranscriptOut:
+        """The last messages of a session (found from any workspace)."""
+        out = hearths.call(workspace, lambda wh: wh.sessions.read_transcript(id, count))
+        return out  # type: ignore[return-value]
+
+    @server.tool(annotations=READ, title="Latest message of a session")
+    def session_latest(
+        id: Annotated[str, Field(description="The session id.")],
+        workspace: Workspace = None,
+    ) -> LatestOut:
+        """The newest message of a session."""
+        return hearths.call(workspace, lambda wh: wh.sessions.latest_message(id))  # type: ignore[return-value]
+
+
+def _skill_tools(server: MCPServer, hearths: Hearths) -> None:
+    @server.tool(annotations=READ, title="List skills")
+    def skill_list(workspace: Workspace = None) -> SkillsOut:
+        """Skills hearth has (folders with SKILL.md), broken ones with their problems."""
+
+        def listing(wh: Workhearth) -> SkillsOut:
+            lib = wh.skills
+            lib.refresh()  # Why: a long-lived server sees skills installed since
+            return {"skills": [s.as_dict() for s in lib.list()], "warnings": lib.warnings()}  # type: ignore[misc]
+
+        return hearths.call(workspace, listing)
+
+    @server.tool(annotations=READ, title="Get a skill")
+    def skill_get(
+        name: Annotated[str, Field(description="The skill's name.")],
+        workspace: Workspace = None,
+    ) -> SkillDetailOut:
+        """A skill's instructions (SKILL.md body) and its example tasks."""
+
+        def detail(wh: Workhearth) -> SkillDetailOut:
+            lib = wh.skills
+            lib.refresh()
+            skill = lib.get(name)
+            data: dict[str, Any] = skill.as_dict()
+            data["body"] = lib.body(name) if skill.ok else None
+            data["examples"] = [e.as_dict() for e in lib.examples(name)] if skill.ok else []
+            return data  # type: ignore[return-value]
+
+        return hearths.call(workspace, detail)
+
+
+def prompt_name(skill: str, example_id: str) -> str:
+    return f"{skill}__{example_id}"
+
+
+def _skill_prompts(server: MCPServer, hearths: Hearths) -> None:
+    """Each ok skill's example tasks as prompts; the arguments are the example's variables.
+
+    Why at start only: prompts are listed from the server's own workspace (a prompt
+    list takes no workspace), and a broken skill must not stop the server.
+    """
+    from workhearth.skills.model import localized
+
+    try:
+        wh = hearths.get(None)
+        lib = wh.skills
+        skills = [s for s in lib.list() if s.ok]
+    except HearthError:
+        return
+    for skill in skills:
+        try:
+            examples = lib.examples(skill.name)
+        except HearthError:
+            continue
+        for ex in examples:
+            server.add_prompt(
+                Prompt(
+                    name=prompt_name(skill.name, ex.id),
+                    title=localized(ex.title, lib.language) or ex.id,
+                    description=localized(ex.description, lib.language) or skill.description,
+                    arguments=[
+                        PromptArgument(
+                            name=v.name,
+                            description=localized(v.description, lib.language) or None,
+                            required=v.required and v.default is None,
+                        )
+                        for v in ex.variables
+                    ],
+                    fn=_renderer(hearths, skill.name, ex.id),
+                )
+            )
+
+
+def _renderer(hearths: Hearths, skill: str, example_id: str) -> Callable[..., str]:
+    def render(**values: Any) -> str:
+        given = {k: str(v) for k, v in values.items() if v is not None}
+        try:
+            with hearths.lock:
+                return hearths.get(None).skills.render(skill, example_id, given)
+        except HearthError as exc:
+            # Why: the SDK replaces any other error with a generic "Error rendering prompt".
+            raise MCPError(INVALID_PARAMS, str(exc)) from exc
+
+    return render
+
+
+def run_stdio(config: Config, workspace: Path | str) -> None:
+    """Serve over stdin/stdout until the client closes them."""
+    build_server(config, workspace).run("stdio")
