@@ -118,6 +118,126 @@ class ModelsConfig:
         return bool(self.default or self.entries)
 
 
+McpTransport = Literal["stdio", "http", "sse"]
+MCP_TRANSPORTS: tuple[McpTransport, ...] = ("stdio", "http", "sse")
+
+
+@dataclass(frozen=True)
+class McpServerConfig:
+    """One MCP server hearth's agent may use: ``[mcp.servers.NAME]`` or a ``.mcp.json`` entry.
+
+    stdio: ``command`` + ``args`` + ``env``; http / sse: ``url`` + ``headers``.
+    ``source`` names the file it came from (for messages and ``hearth mcp list``).
+    """
+
+    name: str
+    transport: McpTransport
+    source: str
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    url: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    timeout: float | None = None  # per call; None: [mcp] call_timeout
+
+
+@dataclass(frozen=True)
+class McpConfig:
+    """``[mcp]``: the servers of ``config.toml`` and how the agent uses them.
+
+    ``max_tools`` / ``tool_tokens``: past either, the agent gets the two meta-tools
+    (search_capabilities, execute_capability) instead of every tool.
+    ``start_budget``: seconds a run waits for servers whose tool list is not cached.
+    """
+
+    servers: Mapping[str, McpServerConfig] = field(default_factory=dict)
+    call_timeout: float = 60.0
+    start_budget: float = 5.0
+    max_tools: int = 40
+    tool_tokens: int = 8_000
+
+
+_MCP_KEYS = frozenset({"servers", "call_timeout", "start_budget", "max_tools", "tool_tokens"})
+_MCP_SERVER_KEYS = frozenset({"type", "command", "args", "env", "url", "headers", "timeout"})
+
+
+def _str_map(value: object, where: str) -> dict[str, str]:
+    if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
+        raise ConfigError(f"{where} must be a table of strings")
+    return {str(k): v for k, v in value.items()}
+
+
+def _seconds(value: object, where: str) -> float:
+    if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+        raise ConfigError(f"{where} must be a positive number of seconds")
+    return float(value)
+
+
+def mcp_server_config(
+    name: str, table: Mapping[str, object], source: str, where: str
+) -> McpServerConfig:
+    """One server's table (``config.toml`` or ``.mcp.json``), checked; ``where`` prefixes errors."""
+    unknown = sorted(set(table) - _MCP_SERVER_KEYS)
+    if unknown:
+        raise ConfigError(f"{where} has unknown keys: {', '.join(unknown)}")
+    kind = table.get("type")
+    if kind == "streamable-http":
+        kind = "http"
+    if kind is None:
+        kind = "stdio" if "command" in table else "http" if "url" in table else None
+    if kind not in MCP_TRANSPORTS:
+        raise ConfigError(
+            f'{where} needs a command (stdio) or a url (http); type must be "stdio", "http" '
+            f'or "sse", not {table.get("type")!r}'
+        )
+    command, url = table.get("command"), table.get("url")
+    if kind == "stdio" and (not isinstance(command, str) or not command):
+        raise ConfigError(f"{where} command must be a non-empty string")
+    if kind != "stdio" and (
+        not isinstance(url, str) or not url.startswith(("http://", "https://"))
+    ):
+        raise ConfigError(f"{where} url must be an http:// or https:// URL")
+    args = table.get("args", [])
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise ConfigError(f"{where} args must be a list of strings")
+    return McpServerConfig(
+        name=name,
+        transport=kind,
+        source=source,
+        command=command if kind == "stdio" else None,  # type: ignore[arg-type]
+        args=tuple(args),
+        env=_str_map(table.get("env", {}), f"{where} env"),
+        url=url if kind != "stdio" else None,  # type: ignore[arg-type]
+        headers=_str_map(table.get("headers", {}), f"{where} headers"),
+        timeout=_seconds(table["timeout"], f"{where} timeout") if "timeout" in table else None,
+    )
+
+
+def _mcp_config(section: Mapping[str, object], path: Path) -> McpConfig:
+    unknown = sorted(set(section) - _MCP_KEYS)
+    if unknown:
+        raise ConfigError(f"{path}: [mcp] has unknown keys: {', '.join(unknown)}")
+    servers = _section(section, "servers", path)
+    parsed: dict[str, McpServerConfig] = {}
+    for name, table in servers.items():
+        where = f"{path}: [mcp.servers.{name}]"
+        if not isinstance(table, Mapping):
+            raise ConfigError(f"{where} must be a table")
+        parsed[name] = mcp_server_config(name, table, str(path), where)
+    counts = {}
+    for key in ("max_tools", "tool_tokens"):
+        value = section.get(key, getattr(McpConfig, key))
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise ConfigError(f"{path}: [mcp] {key} must be an integer of at least 0")
+        counts[key] = value
+    return McpConfig(
+        servers=parsed,
+        call_timeout=_seconds(section.get("call_timeout", 60.0), f"{path}: [mcp] call_timeout"),
+        start_budget=_seconds(section.get("start_budget", 5.0), f"{path}: [mcp] start_budget"),
+        **counts,
+    )
+
+
 @dataclass(frozen=True)
 class Config:
     home: Path
@@ -126,6 +246,7 @@ class Config:
     memory: MemoryConfig = MemoryConfig()
     models: ModelsConfig = ModelsConfig()
     retention: RetentionConfig = RetentionConfig()
+    mcp: McpConfig = McpConfig()
     raw: Mapping[str, object] = field(default_factory=dict, repr=False)
     # ``[ui] language`` ("zh" | "en"), default from the locale; the user's home
     # folder (for ~/.agents/skills, ~/.claude/skills), from HOME.
@@ -374,6 +495,7 @@ def load_config(
             cfg_path,
         ),
         retention=_retention_config(_section(raw, "retention", cfg_path), cfg_path),
+        mcp=_mcp_config(_section(raw, "mcp", cfg_path), cfg_path),
         language=_language(_section(raw, "ui", cfg_path), env, cfg_path),
         user_home=Path(env["HOME"]) if env.get("HOME") else None,
         raw=raw,
