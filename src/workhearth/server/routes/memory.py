@@ -1,0 +1,113 @@
+"""``/v1/memory``: the bank face of memory over HTTP (DESIGN §4, §6).
+
+Any id that does not name an entry of this workspace's memory (unknown, malformed,
+deleted, another workspace's) gets the same 404 body, so the answer leaks nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
+
+from workhearth.app import Workhearth
+from workhearth.errors import NotFoundError, UsageError
+from workhearth.memory.search import DEFAULT_LIMIT
+from workhearth.server.deps import hearth_dep, open_hearth
+from workhearth.server.schemas import (
+    ID_MAX,
+    LIMIT_MAX,
+    LIST_LIMIT_MAX,
+    QUERY_MAX,
+    EntryListOut,
+    EntryOut,
+    MemoryEditIn,
+    MemorySaveIn,
+    SearchOut,
+    errors,
+)
+
+router = APIRouter(prefix="/v1/memory", tags=["memory"])
+NOT_FOUND = "no such memory entry"
+EntryId = Annotated[str, Path(max_length=ID_MAX, description="The entry's id.")]
+Hearth = Annotated[Workhearth, Depends(hearth_dep)]
+
+
+class MemoryNotFound(NotFoundError):
+    def __init__(self) -> None:
+        super().__init__(NOT_FOUND)
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=EntryOut,
+    responses={200: {"model": EntryOut, "description": "Already saved: the existing entry"}},
+)
+def save(body: MemorySaveIn, request: Request, response: Response) -> dict:
+    """Save a confirmed sentence (secrets refused unless ``redact``)."""
+    with open_hearth(request, body.workspace) as wh:
+        entry = wh.memory.save(
+            body.content,
+            level=body.level,
+            tags=list(body.tags),
+            contexts=[c.model_dump() for c in body.contexts],
+            redact=body.redact,
+        )
+    if entry.existed:
+        response.status_code = 200
+    return entry.as_dict()
+
+
+@router.get("/search", response_model=SearchOut)
+def search(
+    wh: Hearth,
+    q: Annotated[str, Query(max_length=QUERY_MAX, description="Words to find.")],
+    limit: Annotated[int, Query(ge=1, le=LIMIT_MAX)] = DEFAULT_LIMIT,
+) -> dict:
+    """Best hits first; a search that finds nothing is a 200 with an empty list."""
+    if not q.strip():
+        return {"results": []}
+    return {"results": [h.as_dict() for h in wh.memory.search(q, limit=limit)]}
+
+
+@router.get("", response_model=EntryListOut)
+def list_entries(
+    wh: Hearth,
+    limit: Annotated[int, Query(ge=1, le=LIST_LIMIT_MAX)] = 20,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    tag: Annotated[str | None, Query(max_length=64)] = None,
+) -> dict:
+    """Entries newest first; pass ``next_cursor`` back as ``cursor`` for the next page."""
+    entries, next_cursor = wh.memory.list(limit=limit, cursor=cursor or None, tag=tag or None)
+    return {"entries": [e.as_dict() for e in entries], "next_cursor": next_cursor}
+
+
+@router.patch("/{entry_id}", response_model=EntryOut, responses=errors(404))
+def edit(entry_id: EntryId, body: MemoryEditIn, wh: Hearth) -> dict:
+    """Replace an entry's text (its id stays); confirms a pending entry."""
+    try:
+        return wh.memory.edit(entry_id, body.content, redact=body.redact).as_dict()
+    except NotFoundError:
+        raise MemoryNotFound() from None
+
+
+@router.delete("/{entry_id}", status_code=204, response_class=Response, responses=errors(404))
+def delete(entry_id: EntryId, wh: Hearth) -> Response:
+    """Remove an entry (a copy is kept in ``.memory_evicted.log``; restore brings it back)."""
+    try:
+        wh.memory.delete(entry_id)
+    except NotFoundError:
+        raise MemoryNotFound() from None
+    return Response(status_code=204)
+
+
+@router.post("/{entry_id}/restore", response_model=EntryOut, responses=errors(404, 409))
+def restore(entry_id: EntryId, wh: Hearth) -> dict:
+    """Undo a committed delete: the entry comes back under its id."""
+    try:
+        return wh.memory.restore(entry_id).as_dict()
+    except NotFoundError:
+        raise MemoryNotFound() from None
+    except UsageError as exc:
+        raise HTTPException(409, str(exc)) from None

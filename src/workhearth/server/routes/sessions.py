@@ -1,0 +1,51 @@
+"""``/v1/sessions``: list sessions (with their task status) and read their messages."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path, Query, Request
+
+from workhearth.app import Workhearth
+from workhearth.server.deps import hearth_dep
+from workhearth.server.schemas import ID_MAX, LatestOut, SessionListOut, TranscriptOut, errors
+from workhearth.sessions.store import COUNT_DEFAULT, COUNT_MAX, COUNT_MIN
+
+router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
+SessionId = Annotated[str, Path(max_length=ID_MAX, description="A session id (or unique prefix).")]
+Hearth = Annotated[Workhearth, Depends(hearth_dep)]
+
+
+def _status(request: Request, session_id: str) -> str:
+    tasks = getattr(request.app.state, "tasks", None)
+    status = tasks.status(session_id) if tasks is not None else None
+    # Why "done": a session the server never ran is not running nor waiting here.
+    return status or "done"
+
+
+@router.get("", response_model=SessionListOut)
+def list_sessions(
+    request: Request,
+    wh: Hearth,
+    limit: Annotated[int, Query(ge=1, le=100, description="How many, newest first.")] = 30,
+    here: Annotated[bool, Query(description="Only sessions of the workspace.")] = False,
+) -> dict:
+    """Newest sessions first, each with its task status (running, waiting, stopped, done)."""
+    infos = wh.sessions.list(limit=limit, workspace=wh.workspace if here else None)
+    return {"sessions": [{**i.as_dict(), "status": _status(request, i.session_id)} for i in infos]}
+
+
+@router.get("/{session_id}/messages", response_model=TranscriptOut, responses=errors(404, 409))
+def messages(
+    session_id: SessionId,
+    wh: Hearth,
+    count: Annotated[int, Query(ge=COUNT_MIN, le=COUNT_MAX)] = COUNT_DEFAULT,
+) -> dict:
+    """The last ``count`` messages of a session."""
+    return wh.sessions.read_transcript(session_id, count)
+
+
+@router.get("/{session_id}/latest", response_model=LatestOut, responses=errors(404, 409))
+def latest(session_id: SessionId, wh: Hearth) -> dict:
+    """The newest message of a session (``null`` when it has none)."""
+    return wh.sessions.latest_message(session_id)

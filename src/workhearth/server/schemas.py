@@ -1,0 +1,270 @@
+"""Request and response models of the REST API (DESIGN §6), with the bank limits of DESIGN §4.
+
+The limits come from the library (``memory.bank``, ``memory.search``) so the API and
+the library refuse the same things; the library checks them again (and secrets),
+so a request that slips past a model is still refused, with the library's message.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from workhearth.memory.bank import (
+    CONTENT_MAX,
+    LIST_LIMIT_MAX,
+    ORIGIN_MAX,
+    SNIPPET_MAX,
+    SNIPPETS_MAX,
+    TAG_MAX,
+    TAGS_MAX,
+)
+from workhearth.memory.search import LIMIT_MAX, QUERY_MAX
+
+BODY_MAX = 64 * 1024
+# Why: ids, paths and names in a request are short; bounding them keeps a hostile
+# request from making the server walk or log megabytes.
+ID_MAX = 200
+PATH_MAX = 4096
+
+
+class ErrorOut(BaseModel):
+    detail: str
+
+
+_ERROR_TEXT = {
+    400: "Bad request",
+    401: "Not logged in: no valid bearer token or session cookie",
+    403: "Refused (a state-changing request from a foreign Origin)",
+    404: "Not found (the message never says whether the id exists elsewhere)",
+    409: "Conflict with the current state",
+    413: "Request body over 64 KB",
+    421: "Host header is not this server's (DNS rebinding guard)",
+    422: "Invalid input; detail says which field and why",
+    507: "The disk refused the write; nothing half-written was kept",
+}
+COMMON = (401, 403, 413, 421, 422, 507)
+
+
+def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses`` for error codes (all answer ``{"detail": str}``)."""
+    return {c: {"model": ErrorOut, "description": _ERROR_TEXT[c]} for c in sorted(set(codes))}
+
+
+class _Strict(BaseModel):
+    # Why: a misspelt field ("conent") must be an error, not silently ignored.
+    model_config = ConfigDict(extra="forbid")
+
+
+# ------------------------------------------------------------------ memory
+Tag = Annotated[str, Field(min_length=1, max_length=TAG_MAX)]
+
+
+class ContextIn(_Strict):
+    snippet: str = Field("", max_length=SNIPPET_MAX)
+    session_id: str | None = Field(None, max_length=ID_MAX)
+    message_id: str | None = Field(None, max_length=ID_MAX)
+    origin: str | None = Field(None, max_length=ORIGIN_MAX)
+
+
+class MemorySaveIn(_Strict):
+    content: str = Field(min_length=1, max_length=CONTENT_MAX)
+    level: Literal["critical", "normal", "low"] = "normal"
+    tags: list[Tag] = Field(default_factory=list, max_length=TAGS_MAX)
+    contexts: list[ContextIn] = Field(default_factory=list, max_length=SNIPPETS_MAX)
+    redact: bool = False
+    workspace: str | None = Field(None, max_length=PATH_MAX)
+
+
+class MemoryEditIn(_Strict):
+    content: str = Field(min_length=1, max_length=CONTENT_MAX)
+    redact: bool = False
+
+
+class ProvenanceOut(BaseModel):
+    snippet: str | None = None
+    session_id: str | None = None
+    message_id: str | None = None
+    origin: str | None = None
+
+
+class EntryOut(BaseModel):
+    id: str
+    content: str
+    level: str
+    tags: list[str]
+    layer: str
+    path: str
+    line: int
+    created: float
+    updated: float
+    source: str
+    provenance: list[ProvenanceOut]
+    pending: bool
+
+
+class HitOut(BaseModel):
+    path: str
+    line_start: int
+    line_end: int
+    text: str
+    score: float
+    level: str
+    entry_id: str | None
+    layer: str
+    tags: list[str]
+
+
+class SearchOut(BaseModel):
+    results: list[HitOut]
+
+
+class EntryListOut(BaseModel):
+    entries: list[EntryOut]
+    next_cursor: str | None
+
+
+# ---------------------------------------------------------------- sessions
+TaskStatus = Literal["running", "waiting", "stopped", "done"]
+
+
+class SessionOut(BaseModel):
+    session_id: str
+    workspace: str
+    title: str | None
+    messages: int | None
+    created: float | None
+    updated: float
+    encrypted: bool
+    path: str
+    parent: str | None = None
+    status: TaskStatus
+
+
+class SessionListOut(BaseModel):
+    sessions: list[SessionOut]
+
+
+class MessageOut(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    role: str
+    content: list[dict[str, Any]]
+    id: str | None = None
+    model: str | None = None
+
+
+class TranscriptOut(BaseModel):
+    session_id: str
+    total: int
+    returned: int
+    messages: list[MessageOut]
+    warnings: list[str] | None = None
+
+
+class LatestOut(BaseModel):
+    session_id: str
+    total: int
+    message: MessageOut | None
+    warnings: list[str] | None = None
+
+
+# ------------------------------------------------------------------ skills
+class SkillOut(BaseModel):
+    name: str
+    description: str
+    source: str
+    path: str
+    status: Literal["ok", "broken"]
+    problems: list[str]
+
+
+class VariableOut(BaseModel):
+    name: str
+    description: dict[str, str]
+    type: str
+    choices: list[str]
+    default: str | None
+    required: bool
+
+
+class ExampleOut(BaseModel):
+    id: str
+    title: dict[str, str]
+    description: dict[str, str]
+    variables: list[VariableOut]
+
+
+class SkillDetailOut(SkillOut):
+    allowed_tools: list[str] | None
+    license: str | None
+    compatibility: str | None
+    metadata: dict[str, str]
+    body: str | None
+    examples: list[ExampleOut]
+
+
+class RenderIn(_Strict):
+    example: str = Field(min_length=1, max_length=ID_MAX)
+    values: dict[str, str] = Field(default_factory=dict, max_length=64)
+
+
+class RenderOut(BaseModel):
+    prompt: str
+
+
+# ----------------------------------------------------------- trash / audit
+class TrashItemOut(BaseModel):
+    id: str
+    original: str
+    deleted_at: float
+    reason: str
+    session: str | None
+    size: int
+    kind: str
+    root: str | None = None
+
+
+class TrashListOut(BaseModel):
+    items: list[TrashItemOut]
+
+
+class TrashRestoreIn(_Strict):
+    overwrite: bool = False
+
+
+class AuditRecordOut(BaseModel):
+    time: float
+    session: str | None
+    mode: str
+    tool: str
+    decision: str
+    arguments: dict[str, Any]
+    duration: float
+    outcome: str
+    summary: str
+    call_id: str | None = None
+
+
+class AuditListOut(BaseModel):
+    records: list[AuditRecordOut]
+
+
+class InfoOut(BaseModel):
+    version: str
+    workspace: str
+    home: str
+
+
+class LoginIn(BaseModel):
+    token: str = Field(max_length=ID_MAX)
+
+
+__all__ = [
+    "BODY_MAX",
+    "COMMON",
+    "LIMIT_MAX",
+    "LIST_LIMIT_MAX",
+    "QUERY_MAX",
+    "errors",
+]

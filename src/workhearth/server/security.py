@@ -1,0 +1,263 @@
+"""Local-mode security of ``hearth serve``: token, login cookie, Host and Origin checks.
+
+The threat is another web page in the user's own browser (CSRF, DNS rebinding) and
+other local users, not the user: the API needs the per-install bearer token (a file
+only the user can read) or a session cookie the browser got by opening the one-time
+login URL that ``hearth serve`` printed (as Jupyter does).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import os
+import secrets
+import threading
+import time
+from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import orjson
+
+from workhearth.errors import StorageError
+from workhearth.fsutil import make_private_dir
+
+TOKEN_FILE = "server.token"
+COOKIE = "hearth_session"
+LOGIN_TTL = 300.0  # seconds the printed login URL stays usable
+SESSION_TTL = 7 * 24 * 3600.0
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]"})
+UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def load_or_create_token(home: Path) -> str:
+    """The bearer token in ``$HEARTH_HOME/server.token`` (0600), made on first start.
+
+    Made atomically with ``O_EXCL`` on a temporary name then linked into place, so
+    two servers starting at once agree on one token and nobody ever reads a
+    half-written file.
+    """
+    path = home / TOKEN_FILE
+    try:
+        token = path.read_text(encoding="ascii").strip()
+        if len(token) >= 32:
+            return token
+    except FileNotFoundError:
+        pass
+    except (OSError, UnicodeError) as exc:
+        raise StorageError(f"cannot read {path}: {exc}") from exc
+    try:
+        make_private_dir(home)
+        token = secrets.token_urlsafe(32)
+        tmp = path.with_name(f".{TOKEN_FILE}.{os.getpid()}.{secrets.token_hex(4)}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            os.write(fd, token.encode() + b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            # Why link, not replace: a token another server made first wins (both use it).
+            os.link(tmp, path)
+        except FileExistsError:
+            # An empty or short (damaged) file is replaced; a good one made meanwhile is kept.
+            existing = path.read_text(encoding="ascii").strip()
+            if len(existing) >= 32:
+                return existing
+            os.replace(tmp, path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        return token
+    except OSError as exc:
+        raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+class Auth:
+    """The bearer token, the one-time login tokens and the cookie sessions of one server."""
+
+    def __init__(self, token: str, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.token = token
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._logins: dict[str, float] = {}
+        self._sessions: dict[str, float] = {}
+
+    def new_login(self) -> str:
+        """A token for one login URL: usable once, for :data:`LOGIN_TTL` seconds."""
+        login = secrets.token_urlsafe(24)
+        with self._lock:
+            self._logins[login] = self._clock() + LOGIN_TTL
+        return login
+
+    def use_login(self, login: str) -> str | None:
+        """A new session id if ``login`` is a live one-time token (which it no longer is)."""
+        with self._lock:
+            expires = self._logins.pop(login, None)
+            if expires is None or expires < self._clock():
+                return None
+            return self._new_session()
+
+    def login_with_token(self, token: str) -> str | None:
+        """A new session id for someone who holds the bearer token itself (a second browser)."""
+        if not hmac.compare_digest(token.encode(), self.token.encode()):
+            return None
+        with self._lock:
+            return self._new_session()
+
+    def _new_session(self) -> str:
+        sid = secrets.token_urlsafe(32)
+        self._sessions[sid] = self._clock() + SESSION_TTL
+        return sid
+
+    def end_session(self, sid: str) -> None:
+        with self._lock:
+            self._sessions.pop(sid, None)
+
+    def allowed(self, authorization: str | None, cookie: str | None) -> bool:
+        if authorization:
+            scheme, _, value = authorization.partition(" ")
+            if scheme.lower() == "bearer" and hmac.compare_digest(
+                value.strip().encode(), self.token.encode()
+            ):
+                return True
+        if cookie:
+            with self._lock:
+                expires = self._sessions.get(cookie)
+                if expires is not None and expires >= self._clock():
+                    return True
+                self._sessions.pop(cookie, None)
+        return False
+
+
+def host_allowed(host: str, extra: frozenset[str] = frozenset()) -> bool:
+    """Whether a ``Host`` header names this server (localhost / 127.0.0.1 / [::1], any port)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        name = host[: host.find("]") + 1] if "]" in host else host
+        rest = host[len(name) :]
+    else:
+        name, _, port = host.partition(":")
+        rest = f":{port}" if port else ""
+    if rest and not (rest.startswith(":") and rest[1:].isdigit()):
+        return False
+    return name in LOCAL_HOSTS or name in extra
+
+
+def origin_allowed(origin: str, host: str) -> bool:
+    """A state-changing request may come only from a page this server served."""
+    try:
+        parts = urlsplit(origin)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and parts.netloc.lower() == host.strip().lower()
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+
+
+SECURITY_HEADERS = [
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (
+        b"content-security-policy",
+        b"default-src 'self'; img-src 'self' data:; object-src 'none'; "
+        b"base-uri 'none'; frame-ancestors 'none'; form-action 'self'",
+    ),
+    (b"cache-control", b"no-store"),
+]
+
+
+class Guard:
+    """ASGI middleware run before everything (page, API, /mcp later).
+
+    Host check (421), foreign Origin on a state-changing request (403), body size
+    (413, by Content-Length and by what actually arrives), and the security
+    headers on every answer.
+    """
+
+    def __init__(self, app: ASGIApp, *, body_max: int, extra_hosts: frozenset[str]) -> None:
+        self.app = app
+        self.body_max = body_max
+        self.extra_hosts = extra_hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = _headers(scope)
+        host = headers.get("host", "")
+        if not host_allowed(host, self.extra_hosts):
+            await _reply(send, 421, "this server answers only to localhost (Host header refused)")
+            return
+        origin = headers.get("origin")
+        if scope["method"] in UNSAFE_METHODS and origin and not origin_allowed(origin, host):
+            await _reply(send, 403, "refused: the request comes from another site (Origin)")
+            return
+        length = headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.body_max):
+            await _reply(send, 413, f"request body is over {self.body_max // 1024} KB")
+            return
+        body, complete = await _read_body(receive, self.body_max)
+        if not complete:
+            await _reply(send, 413, f"request body is over {self.body_max // 1024} KB")
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()  # Why: a streaming response waits here for the disconnect
+
+        async def send_secured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                have = {k.lower() for k, _ in message.get("headers", [])}
+                extra = [(k, v) for k, v in SECURITY_HEADERS if k not in have]
+                message["headers"] = [*message.get("headers", []), *extra]
+            await send(message)
+
+        await self.app(scope, replay, send_secured)
+
+
+async def _read_body(receive: Receive, limit: int) -> tuple[bytes, bool]:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return b"", True
+        chunk = message.get("body", b"")
+        size += len(chunk)
+        if size > limit:
+            return b"", False
+        chunks.append(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks), True
+
+
+async def _reply(send: Send, status: int, detail: str) -> None:
+    body = orjson.dumps({"detail": detail})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *SECURITY_HEADERS,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
