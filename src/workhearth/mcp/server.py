@@ -20,7 +20,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.prompts.base import Prompt, PromptArgument
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
 from workhearth.app import Workhearth
@@ -42,6 +42,16 @@ Workspace = Annotated[
         "(absolute, or relative to the server's folder; default: the server's folder).",
     ),
 ]
+
+
+class Context(BaseModel):
+    """One provenance record of a saved sentence (the REST body's ``contexts`` item)."""
+
+    model_config = ConfigDict(extra="forbid")
+    snippet: str = Field(description="The text the sentence came from (up to 4,000).")
+    session_id: str | None = None
+    message_id: str | None = None
+    origin: str | None = Field(None, description="Free text, up to 64 characters.")
 
 
 # ----------------------------------------------------------------- output shapes
@@ -214,17 +224,15 @@ def _memory_tools(server: MCPServer, hearths: Hearths) -> None:
         ] = "normal",
         tags: Annotated[list[str] | None, Field(description="Up to 32 tags of 64.")] = None,
         contexts: Annotated[
-            list[dict[str, Any]] | None,
-            Field(
-                description="Provenance, up to 16 of {snippet, session_id?, message_id?, "
-                "origin?}: where the sentence came from."
-            ),
+            list[Context] | None,
+            Field(description="Provenance, up to 16: where the sentence came from."),
         ] = None,
         workspace: Workspace = None,
     ) -> EntryOut:
         """Save a sentence to the project's memory; saving the same sentence again returns it."""
+        provenance = [c.model_dump() for c in contexts or []]
         entry = hearths.call(
-            workspace, lambda wh: wh.memory.save(content, level, tags or [], contexts or [])
+            workspace, lambda wh: wh.memory.save(content, level, tags or [], provenance)
         )
         return entry.as_dict()  # type: ignore[return-value]
 
@@ -359,7 +367,7 @@ def _skill_prompts(server: MCPServer, hearths: Hearths) -> None:
             continue
         for ex in examples:
             server.add_prompt(
-                Prompt(
+                ExamplePrompt(
                     name=prompt_name(skill.name, ex.id),
                     title=localized(ex.title, lib.language) or ex.id,
                     description=localized(ex.description, lib.language) or skill.description,
@@ -374,6 +382,16 @@ def _skill_prompts(server: MCPServer, hearths: Hearths) -> None:
                     fn=_renderer(hearths, skill.name, ex.id),
                 )
             )
+
+
+class ExamplePrompt(Prompt):
+    async def render(self, arguments: dict[str, Any] | None, context: Any) -> Any:
+        # Why: the SDK reports a missing argument as an internal error, without its name.
+        given = arguments or {}
+        missing = [a.name for a in self.arguments or [] if a.required and a.name not in given]
+        if missing:
+            raise MCPError(INVALID_PARAMS, f"missing prompt argument: {', '.join(missing)}")
+        return await super().render(arguments, context)
 
 
 def _renderer(hearths: Hearths, skill: str, example_id: str) -> Callable[..., str]:
