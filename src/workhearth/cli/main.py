@@ -13,6 +13,7 @@ from workhearth.cli import mcp as mcp_cmd
 from workhearth.cli import memory as memory_cmd
 from workhearth.cli import models as models_cmd
 from workhearth.cli import run as run_cmd
+from workhearth.cli import serve as serve_cmd
 from workhearth.cli import sessions as sessions_cmd
 from workhearth.cli import shell as shell_cmd
 from workhearth.cli import skills as skills_cmd
@@ -39,6 +40,7 @@ app.command("resume")(run_cmd.resume)
 app.command("audit")(audit_cmd.audit)
 app.add_typer(workspace_cmd.app, name="workspace")
 app.command("doctor")(doctor_cmd.doctor)
+app.command("serve")(serve_cmd.serve)
 
 
 @app.callback(invoke_without_command=True)

@@ -1,0 +1,137 @@
+"""``hearth serve``: the REST API and the web workbench on this machine.
+
+FastAPI and uvicorn are imported inside the command, so other commands pay nothing.
+"""
+
+from __future__ import annotations
+
+import errno
+import ipaddress
+import os
+import socket
+import sys
+from typing import Annotated
+
+import typer
+
+from workhearth.cli.context import hearth
+from workhearth.errors import HearthError, UsageError
+
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+DEFAULT_PORT = 8765
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """Listen now, so a port in use is one clear line before anything is printed."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise UsageError(f"cannot listen on {host!r}: {exc.strerror}") from None
+    family, kind, proto, _name, address = infos[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+        sock.listen(128)
+    except OSError as exc:
+        sock.close()
+        if exc.errno == errno.EADDRINUSE:
+            raise HearthError(
+                f"port {port} on {host} is in use (another hearth serve?); pick one with --port"
+            ) from None
+        raise HearthError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
+
+
+def _url_host(host: str) -> str:
+    try:
+        if ipaddress.ip_address(host).version == 6:
+            return f"[{host}]"
+    except ValueError:
+        pass
+    return host
+
+
+def _remote_hosts(host: str) -> frozenset[str]:
+    """Host names a remote browser may use for this server (the Host check allows them)."""
+    names = {host.lower(), _url_host(host).lower()}
+    if host in ("0.0.0.0", "::"):
+        hostname = socket.gethostname()
+        names.add(hostname.lower())
+        try:
+            names.update(info[4][0] for info in socket.getaddrinfo(hostname, None))
+        except OSError:
+            pass
+    return frozenset(names)
+
+
+def _can_open_browser() -> bool:
+    # Why: without a display, webbrowser may start a text browser that takes the terminal.
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = (
+        DEFAULT_PORT
+    ),
+    allow_remote: Annotated[
+        bool,
+        typer.Option("--allow-remote", help="Allow a --host other than this machine's loopback."),
+    ] = False,
+    no_open: Annotated[
+        bool, typer.Option("--no-open", help="Do not open the workbench in a browser.")
+    ] = False,
+) -> None:
+    """Serve the REST API and the web workbench (prints a one-time login URL)."""
+    if host not in LOOPBACK and not allow_remote:
+        raise UsageError(
+            f"--host {host} would let other machines reach your memory and sessions; "
+            "add --allow-remote if you mean it"
+        )
+    from workhearth.server.security import LOGIN_TTL, TOKEN_FILE, load_or_create_token
+
+    wh = hearth()
+    token = load_or_create_token(wh.home)
+    sock = _bind(host, port)
+    port = sock.getsockname()[1]
+
+    import uvicorn
+
+    from workhearth.server.app import create_app
+
+    extra = _remote_hosts(host) if host not in LOOPBACK else frozenset()
+    app = create_app(
+        wh.config, token=token, workspace=wh.workspace, extra_hosts=extra, env=os.environ
+    )
+    base = f"http://{_url_host('127.0.0.1' if host in ('0.0.0.0', '::') else host)}:{port}"
+    # Why plain print, each on its own line: Rich would wrap a long URL at the terminal's
+    # width, and a wrapped URL cannot be clicked or copied whole.
+    print(f"hearth serve: workbench for {wh.workspace} on {base}/", flush=True)
+    print(f"log in once with this URL (it works once, for {int(LOGIN_TTL // 60)} minutes):")
+    print(f"{base}/login?token={app.state.new_login()}", flush=True)
+    print(f"API: Authorization: Bearer <{wh.home / TOKEN_FILE}>   stop: Ctrl-C", flush=True)
+    if host not in LOOPBACK:
+        print(
+            f"hearth: warning: listening on {host}: other machines can reach this server "
+            "(the token still guards it, but traffic is not encrypted)",
+            file=sys.stderr,
+            flush=True,
+        )
+    if not no_open and _can_open_browser():
+        import webbrowser
+
+        # Why a second login token: the printed URL stays usable if the browser
+        # opened is not the one the user wants.
+        webbrowser.open(f"{base}/login?token={app.state.new_login()}")
+    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+    if getattr(server, "started", True) is False:
+        raise typer.Exit(1)
