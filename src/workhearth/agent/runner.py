@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
@@ -25,6 +25,7 @@ from workhearth.agent.safefs import SafeFS
 from workhearth.agent.tools import (
     SkillState,
     Subagent,
+    Tool,
     ToolContext,
     ToolRegistry,
     ToolResult,
@@ -111,6 +112,8 @@ class RunOptions:
     approver: Approver | None = None
     snapshot: Snapshot | None = None  # the user's shell, captured once per process
     skill: str | None = None  # `hearth run --skill NAME`: active from the first step
+    # Why: tools from above the agent layer (MCP servers) come in here; agent/ never imports mcp/.
+    extra_tools: Callable[[], Sequence[Tool]] | None = None  # called once per agent built
 
 
 def _tier(value: str | None) -> Tier:
@@ -272,6 +275,8 @@ def build_agent(
     registry = default_registry()
     registry.add(task_tool)
     registry.add(activate_skill)
+    for extra in opts.extra_tools() if opts.extra_tools else ():
+        registry.add(extra)
     assert ctx.gate is not None
     tools = _StopWhenUnasked(registry.bind(ctx), ctx.gate)
     # Why: a resumed session keeps the prompt it started with unless the mode changed.
