@@ -1,0 +1,182 @@
+"""``/v1/tasks``: start, resume and stop agent tasks, stream their events, answer approvals.
+
+A task is named by its session id. The app puts one :class:`TaskManager` in
+``app.state.tasks``; every route here needs the caller logged in
+(:func:`workhearth.server.deps.require_auth`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Header, HTTPException, Path, Request, Response
+from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, ConfigDict, Field
+
+from workhearth.server.deps import require_auth
+from workhearth.server.schemas import ID_MAX, PATH_MAX, TaskStatus, errors
+from workhearth.server.tasks import Task, TaskConflict, TaskManager
+
+router = APIRouter(prefix="/v1/tasks", tags=["tasks"], dependencies=[Depends(require_auth)])
+SessionId = Annotated[str, Path(max_length=ID_MAX, description="The task's session id.")]
+CallId = Annotated[str, Path(max_length=ID_MAX, description="The tool call awaiting approval.")]
+TASK_MAX = 64 * 1024
+NAME_MAX = 200
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TaskIn(_Strict):
+    task: str = Field("", max_length=TASK_MAX, description="What to do, in the user's words.")
+    workspace: str | None = Field(None, max_length=PATH_MAX, description="Absolute folder path.")
+    mode: Literal["ask", "agent", "quest"] | None = None
+    model: str | None = Field(None, max_length=NAME_MAX)
+    skill: str | None = Field(None, max_length=NAME_MAX)
+    example: str | None = Field(None, max_length=NAME_MAX)
+    values: dict[str, Annotated[str, Field(max_length=PATH_MAX)]] = Field(
+        default_factory=dict, max_length=50
+    )
+
+
+class ResumeIn(_Strict):
+    """Optional: ``task`` gives a finished session its next instruction (a chat's next turn)."""
+
+    task: str | None = Field(None, max_length=TASK_MAX)
+    mode: Literal["ask", "agent", "quest"] | None = None
+    model: str | None = Field(None, max_length=NAME_MAX)
+
+
+class ApprovalIn(_Strict):
+    answer: Literal["once", "always", "deny"]
+
+
+class TaskStarted(BaseModel):
+    session_id: str
+    status: TaskStatus
+
+
+class PendingOut(BaseModel):
+    call_id: str
+    tool: str
+    summary: str
+
+
+class TaskOut(BaseModel):
+    session_id: str
+    status: TaskStatus
+    pending_approval: PendingOut | None
+
+
+def tasks_dep(request: Request) -> TaskManager:
+    return request.app.state.tasks  # type: ignore[no-any-return]
+
+
+Tasks = Annotated[TaskManager, Depends(tasks_dep)]
+
+
+@contextlib.contextmanager
+def _http_errors() -> Iterator[None]:
+    """A busy or finished session is a 409; other library errors go to the app's handlers."""
+    try:
+        yield
+    except TaskConflict as exc:
+        raise HTTPException(409, str(exc)) from None
+
+
+def _started(task: Task) -> dict[str, Any]:
+    return {"session_id": task.session_id, "status": task.status}
+
+
+@router.post("", status_code=201, response_model=TaskStarted, responses=errors(400))
+def start(body: TaskIn, tasks: Tasks) -> dict[str, Any]:
+    """Start a task in a new session; it runs in the server's background until it ends."""
+    with _http_errors():
+        task = tasks.start(
+            body.task,
+            workspace=body.workspace,
+            mode=body.mode,
+            model=body.model,
+            skill=body.skill,
+            example=body.example,
+            values=body.values,
+        )
+    return _started(task)
+
+
+@router.get("/{session_id}", response_model=TaskOut, responses=errors(404))
+def get_task(session_id: SessionId, tasks: Tasks) -> dict[str, Any]:
+    """A task's status and the approval it waits for, if any."""
+    with _http_errors():
+        return tasks.info(session_id)
+
+
+@router.post(
+    "/{session_id}/resume",
+    status_code=202,
+    response_model=TaskStarted,
+    responses=errors(400, 404, 409),
+)
+def resume(session_id: SessionId, tasks: Tasks, body: ResumeIn | None = None) -> dict[str, Any]:
+    """Continue a stopped or crashed session (or, with ``task``, give it its next instruction)."""
+    body = body or ResumeIn()
+    with _http_errors():
+        task = tasks.resume(session_id, prompt=body.task, mode=body.mode, model=body.model)
+    return _started(task)
+
+
+@router.post(
+    "/{session_id}/stop", status_code=202, response_model=TaskOut, responses=errors(404, 409)
+)
+def stop(session_id: SessionId, tasks: Tasks) -> dict[str, Any]:
+    """Ask a running task to stop; it ends at its next step (``done`` event, reason ``stopped``)."""
+    with _http_errors():
+        return tasks.stop(session_id).as_dict()
+
+
+@router.post(
+    "/{session_id}/approvals/{call_id}",
+    status_code=204,
+    response_class=Response,
+    responses=errors(404),
+)
+def approve(session_id: SessionId, call_id: CallId, body: ApprovalIn, tasks: Tasks) -> Response:
+    """Answer the approval a task waits for: once, always (this session) or deny."""
+    with _http_errors():
+        tasks.answer(session_id, call_id, body.answer)
+    return Response(status_code=204)
+
+
+@router.get(
+    "/{session_id}/events",
+    response_class=StreamingResponse,
+    responses={
+        200: {"content": {"text/event-stream": {}}, "description": "Server-sent events"},
+        **errors(404),
+    },
+)
+def events(
+    session_id: SessionId,
+    tasks: Tasks,
+    last_event_id: Annotated[str | None, Header(max_length=20)] = None,
+) -> StreamingResponse:
+    """The task's events as SSE: a replay of those so far, then live ones, ending with ``done``.
+
+    Events: ``text`` {text}, ``tool_call`` {id, name, summary}, ``tool_result``
+    {id, ok, summary}, ``approval`` {call_id, tool, summary}, ``status`` {status},
+    ``done`` {reason, message?}. Each has an ``id``; a reconnect sending
+    ``Last-Event-ID`` gets only what came after it. A session with no task in this
+    server (e.g. after a restart) gets its status and ``done`` at once.
+    """
+    with _http_errors():
+        task = tasks.subscribe(session_id)
+    after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
+    return StreamingResponse(
+        task.stream(after, tasks.heartbeat),
+        media_type="text/event-stream",
+        # Why: proxies (nginx) must pass each event on at once, not buffer the stream.
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
