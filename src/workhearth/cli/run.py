@@ -104,6 +104,7 @@ def print_progress(write: Callable[[str], None]) -> Callable[[Any], None]:
 
 def _options(mode: str | None, model: str | None, yes: bool):  # -> RunOptions
     from workhearth.agent.runner import RunOptions
+    from workhearth.mcp.tools import run_tools
 
     def write(text: str) -> None:
         sys.stdout.write(text)
@@ -117,6 +118,12 @@ def _options(mode: str | None, model: str | None, yes: bool):  # -> RunOptions
         stdin=sys.stdin,
         stderr=sys.stderr,
         listener=print_progress(write),
+        extra_tools=run_tools(
+            hearth().config,
+            hearth().workspace,
+            os.environ,
+            lambda message: print(f"hearth: {message}", file=sys.stderr),
+        ),
     )
 
 

@@ -16,6 +16,7 @@ over a temporary Markdown file, one section per tool), Chinese included.
 
 from __future__ import annotations
 
+import atexit
 import bisect
 import functools
 import hashlib
@@ -32,7 +33,9 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workhearth.agent.tools import Tool, ToolContext, ToolRegistry, ToolResult, tool
 from workhearth.agent.tools.registry import ToolOptions
-from workhearth.mcp.client import MCPServers, RemoteTool, Warn
+from workhearth.config import Config
+from workhearth.errors import ConfigError
+from workhearth.mcp.client import MCPServers, RemoteTool, Warn, configured_servers
 from workhearth.memory.index import MemoryIndex
 from workhearth.models.streaming import ToolSpec
 from workhearth.models.tokens import count_tokens
@@ -281,3 +284,44 @@ def agent_tools(
     if too_many(tools, max_tools, tool_tokens):
         return AgentTools(meta_tools(tools, sorted(lists)), names, True)
     return AgentTools(list(tools), names, False)
+
+
+def run_tools(
+    config: Config, workspace: Path, env: Mapping[str, str], warn: Warn
+) -> Callable[[], list[Tool]] | None:
+    """For ``RunOptions.extra_tools``: the MCP tools of this workspace, built on first use.
+
+    None when no server is configured (a run then never loads the SDK). The servers
+    live as long as the process (an interactive session's turns share them) and
+    are stopped at exit. A broken ``.mcp.json`` warns and leaves MCP out of the run.
+    """
+    try:
+        specs = configured_servers(config, workspace, env, warn)
+    except ConfigError as exc:
+        warn(f"{exc}; MCP servers are left out of this run")
+        return None
+    if not specs:
+        return None
+    built: list[list[Tool]] = []
+
+    def factory() -> list[Tool]:
+        if not built:
+            servers = MCPServers(
+                specs,
+                cache_dir=config.home / "cache" / "mcp",
+                env=env,
+                cwd=workspace,
+                call_timeout=config.mcp.call_timeout,
+            )
+            atexit.register(servers.close)
+            found = agent_tools(
+                servers,
+                budget=config.mcp.start_budget,
+                max_tools=config.mcp.max_tools,
+                tool_tokens=config.mcp.tool_tokens,
+                warn=warn,
+            )
+            built.append(found.tools)
+        return built[0]
+
+    return factory
