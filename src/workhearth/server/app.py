@@ -16,11 +16,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Form, Request
+from fastapi import Depends, FastAPI, Form, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 
 from workhearth import __version__
 from workhearth.config import Config
@@ -90,10 +91,20 @@ def create_app(
     tasks_mod = _optional("workhearth.server.tasks")
     tasks_routes = _optional("workhearth.server.routes.tasks")
 
+    from workhearth.mcp.http import mcp_http_app
+
+    # Why here: /mcp answers only with the token or the login cookie, as /v1 does.
+    mcp_app = mcp_http_app(
+        config,
+        (workspace or Path.cwd()).absolute(),
+        authorize=lambda r: auth.allowed(r.headers.get("authorization"), r.cookies.get(COOKIE)),
+    )
+
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         try:
-            yield
+            async with mcp_app.lifespan():
+                yield
         finally:
             if app.state.tasks is not None:
                 app.state.tasks.close()
@@ -121,7 +132,8 @@ def create_app(
         app.include_router(module.router, **api)
     if tasks_routes is not None:
         app.include_router(tasks_routes.router, **api)
-    # /mcp (the MCP issue) mounts here, behind the same Guard and require_auth.
+    # /mcp: behind the same Guard; a plain ASGI route (a Mount would redirect /mcp to /mcp/).
+    app.router.routes.append(Route("/mcp", endpoint=mcp_app))
 
     @app.get("/v1/info", response_model=InfoOut, tags=["server"], **api)
     def info() -> dict[str, str]:
@@ -131,6 +143,16 @@ def create_app(
             "workspace": str(app.state.workspace),
             "home": str(config.home),
         }
+
+    @app.api_route(
+        "/v1/{rest:path}",
+        methods=["GET", "POST", "PATCH", "DELETE", "PUT"],
+        include_in_schema=False,
+        dependencies=[Depends(require_auth)],
+    )
+    def no_route(rest: str) -> None:
+        # Why: without this, an unknown /v1 path falls through to the page's files (405).
+        raise HTTPException(404, "no such API route")
 
     _install_login(app, auth)
     _install_web(app)

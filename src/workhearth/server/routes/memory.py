@@ -15,7 +15,6 @@ from workhearth.errors import NotFoundError, UsageError
 from workhearth.memory.search import DEFAULT_LIMIT
 from workhearth.server.deps import hearth_dep, open_hearth
 from workhearth.server.schemas import (
-    ID_MAX,
     LIMIT_MAX,
     LIST_LIMIT_MAX,
     QUERY_MAX,
@@ -29,7 +28,8 @@ from workhearth.server.schemas import (
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"])
 NOT_FOUND = "no such memory entry"
-EntryId = Annotated[str, Path(max_length=ID_MAX, description="The entry's id.")]
+# Why no length limit: an over-long id is malformed, and malformed ids get the same 404.
+EntryId = Annotated[str, Path(description="The entry's id.")]
 Hearth = Annotated[Workhearth, Depends(hearth_dep)]
 
 
@@ -111,3 +111,11 @@ def restore(entry_id: EntryId, wh: Hearth) -> dict:
         raise MemoryNotFound() from None
     except UsageError as exc:
         raise HTTPException(409, str(exc)) from None
+
+
+@router.api_route(
+    "/{rest:path}", methods=["GET", "POST", "PATCH", "DELETE", "PUT"], include_in_schema=False
+)
+def anything_else(rest: str) -> None:
+    """An id with a slash in it (``m-0%2F1``) is malformed too: the same 404 as any other."""
+    raise MemoryNotFound()
