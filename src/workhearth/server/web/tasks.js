@@ -1,0 +1,288 @@
+// Tasks: the list with status and last activity; one task's transcript, files, live stream.
+import { api, listOf, q } from "./api.js";
+import { $, clear, h } from "./dom.js";
+import { t } from "./i18n.js";
+import { attach, renderMessages } from "./stream.js";
+import { renderAudit } from "./trash.js";
+import { ago, errorToast, statusBadge, toast, when } from "./ui.js";
+
+const LIST_REFRESH_MS = 5000;
+const COUNT_STEP = 10;
+const COUNT_MAX = 30;
+const FILE_TOOLS = new Set(["write_file", "edit_file", "delete_file", "move_file"]);
+
+let section = null;
+let stream = null;
+let listTimer = null;
+let openId = null;
+
+function stop() {
+  stream?.close();
+  stream = null;
+  clearInterval(listTimer);
+  listTimer = null;
+}
+
+// ------------------------------------------------------------------ list
+async function renderList() {
+  const table = $("#tasks-table tbody", section);
+  if (!table) return;
+  let sessions;
+  try {
+    sessions = listOf(await api("/v1/sessions?limit=30"), "sessions");
+  } catch (err) {
+    $("#tasks-summary", section).textContent = t("error.prefix", { detail: err.message });
+    return;
+  }
+  clear(table);
+  $("#tasks-summary", section).textContent = sessions.length ? "" : t("tasks.empty");
+  for (const s of sessions) {
+    table.appendChild(
+      h(
+        "tr",
+        { "data-id": s.session_id },
+        h("td", {}, h("a", { href: `#/tasks/${q(s.session_id)}`, class: "task-link", text: s.title || s.session_id })),
+        h("td", {}, statusBadge(s.status)),
+        h("td", { class: "muted", title: when(s.updated), text: ago(s.updated) }),
+        h("td", { class: "muted num", text: s.messages ?? "" }),
+        h("td", { class: "muted ellipsis", title: s.workspace, text: s.workspace }),
+      ),
+    );
+  }
+}
+
+function showList() {
+  clear(section);
+  section.append(
+    h(
+      "div",
+      { class: "toolbar" },
+      h("a", { class: "btn btn-primary", href: "#/chat", text: t("tasks.new") }),
+      h("button", { type: "button", class: "btn", text: t("action.refresh"), on: { click: renderList } }),
+    ),
+    h("p", { id: "tasks-summary", class: "muted", "aria-live": "polite" }),
+    h(
+      "table",
+      { id: "tasks-table", class: "table" },
+      h(
+        "thead",
+        {},
+        h(
+          "tr",
+          {},
+          ["tasks.title", "tasks.status", "tasks.activity", "tasks.messages", "tasks.workspace"].map((k) => h("th", { scope: "col", text: t(k) })),
+        ),
+      ),
+      h("tbody"),
+    ),
+  );
+  renderList();
+  listTimer = setInterval(() => {
+    if (document.visibilityState === "visible") renderList();
+  }, LIST_REFRESH_MS);
+}
+
+// ------------------------------------------------------------------ one task
+function fileChanges(messages) {
+  const out = [];
+  for (const msg of messages) {
+    for (const block of Array.isArray(msg.content) ? msg.content : []) {
+      if (block?.type === "tool_use" && FILE_TOOLS.has(block.name) && block.input?.path) {
+        out.push({ path: String(block.input.path), tool: block.name, call_id: block.id });
+      }
+    }
+  }
+  return out;
+}
+
+async function renderFiles(box, id, messages) {
+  clear(box);
+  const changes = fileChanges(messages);
+  // Why: the session's file history holds the version each write replaced; match by tool call.
+  let versions = [];
+  try {
+    versions = listOf(await api(`/v1/trash?session=${q(id)}`), "versions", "items", "trash");
+  } catch {
+    versions = [];
+  }
+  if (!changes.length && !versions.length) return;
+  const rows = changes.length ? changes : versions.map((v) => ({ path: v.original, tool: "", call_id: v.call_id }));
+  box.append(h("h3", { text: t("tasks.files") }));
+  const list = h("ul", { class: "files" });
+  for (const change of rows) {
+    const version = versions.find((v) => v.call_id && v.call_id === change.call_id);
+    list.appendChild(
+      h(
+        "li",
+        {},
+        h("code", { text: change.path }),
+        change.tool ? h("span", { class: "muted small", text: change.tool }) : null,
+        version
+          ? h("button", {
+              type: "button",
+              class: "btn btn-small btn-restore-version",
+              text: t("tasks.restorePrevious"),
+              on: {
+                click: async () => {
+                  try {
+                    await api(`/v1/trash/${q(version.n ?? version.id)}/restore?session=${q(id)}`, { method: "POST" });
+                    toast(t("trash.restored", { path: version.original || change.path }));
+                  } catch (err) {
+                    errorToast(err);
+                  }
+                },
+              },
+            })
+          : h("span", { class: "muted small", text: t("tasks.noPrevious") }),
+      ),
+    );
+  }
+  box.append(list);
+}
+
+async function showTask(id) {
+  clear(section);
+  let count = COUNT_STEP;
+  const status = h("span", { class: "task-status" });
+  const controls = h("div", { class: "actions" });
+  const transcript = h("div", { class: "transcript", "aria-label": t("tasks.transcript") });
+  const live = h("div", { class: "transcript live", "aria-live": "polite" });
+  const more = h("button", { type: "button", class: "btn btn-small", text: t("tasks.earlier"), hidden: true });
+  const pageNote = h("p", { class: "muted small" });
+  const files = h("div", { class: "files-box" });
+  const audit = h("div", { class: "audit-box", hidden: true });
+  const title = h("h2", { class: "task-title", text: id });
+  section.append(
+    h("a", { href: "#/tasks", class: "back", text: `← ${t("tasks.all")}` }),
+    h("div", { class: "task-head" }, h("div", {}, title, h("div", { class: "muted small mono", text: id })), status, controls),
+    more,
+    pageNote,
+    transcript,
+    live,
+    files,
+    audit,
+  );
+
+  const loadTranscript = async () => {
+    try {
+      const data = await api(`/v1/sessions/${q(id)}/messages?count=${count}`);
+      clear(transcript);
+      renderMessages(transcript, data.messages || []);
+      const hidden = (data.total || 0) - (data.returned || 0);
+      more.hidden = hidden <= 0 || count >= COUNT_MAX;
+      pageNote.textContent = hidden > 0 ? t("tasks.shown", { shown: data.returned, total: data.total }) : "";
+      renderFiles(files, id, data.messages || []);
+    } catch (err) {
+      transcript.append(h("p", { class: "form-error", text: t("error.prefix", { detail: err.message }) }));
+    }
+  };
+  more.addEventListener("click", () => {
+    count = Math.min(COUNT_MAX, count + COUNT_STEP);
+    loadTranscript();
+  });
+
+  const setStatus = (value) => {
+    clear(status).append(statusBadge(value));
+    clear(controls);
+    if (value === "running" || value === "waiting") {
+      controls.append(
+        h("button", {
+          type: "button",
+          class: "btn btn-danger btn-stop",
+          text: t("tasks.stop"),
+          on: {
+            click: async () => {
+              try {
+                await api(`/v1/tasks/${q(id)}/stop`, { method: "POST" });
+              } catch (err) {
+                errorToast(err);
+              }
+            },
+          },
+        }),
+      );
+      if (!stream) follow();
+    } else if (value === "stopped") {
+      controls.append(
+        h("button", {
+          type: "button",
+          class: "btn btn-primary btn-continue",
+          text: t("tasks.continue"),
+          on: {
+            click: async () => {
+              try {
+                await api(`/v1/tasks/${q(id)}/resume`, { method: "POST" });
+                setStatus("running");
+              } catch (err) {
+                errorToast(err);
+              }
+            },
+          },
+        }),
+      );
+    }
+    controls.append(
+      h("button", {
+        type: "button",
+        class: "btn btn-audit",
+        text: t("tasks.audit"),
+        "aria-expanded": String(!audit.hidden),
+        on: {
+          click: (ev) => {
+            audit.hidden = !audit.hidden;
+            ev.currentTarget.setAttribute("aria-expanded", String(!audit.hidden));
+            if (!audit.hidden) renderAudit(audit, id);
+          },
+        },
+      }),
+    );
+  };
+
+  const follow = () => {
+    stream = attach(id, live, {
+      onStatus: (value) => setStatus(value),
+      onDone: async () => {
+        stream = null;
+        await loadTranscript();
+        clear(live);
+        refreshStatus();
+      },
+    });
+  };
+
+  const refreshStatus = async () => {
+    try {
+      const task = await api(`/v1/tasks/${q(id)}`);
+      setStatus(task.status);
+    } catch {
+      setStatus("done");
+    }
+  };
+
+  try {
+    const sessions = listOf(await api("/v1/sessions?limit=30"), "sessions");
+    const info = sessions.find((s) => s.session_id === id);
+    if (info?.title) title.textContent = info.title;
+  } catch {
+    // Why: the title is a nicety; the transcript below reports real errors.
+  }
+  await loadTranscript();
+  await refreshStatus();
+}
+
+export function show(el, arg) {
+  section = el;
+  stop();
+  openId = arg;
+  if (arg) showTask(arg);
+  else showList();
+}
+
+export function hide() {
+  openId = null;
+  stop();
+}
+
+export function current() {
+  return openId;
+}
