@@ -145,7 +145,8 @@ BAD = [
     ("session_read", {"id": "20990101-000000-0000000000000000"}, "session"),
     ("session_latest", {"id": "../x"}, "session"),
     ("skill_get", {"name": "nope"}, "no skill named 'nope'"),
-    ("memory_search", {"query": "x", "workspace": "/no/such/folder"}, "is not a folder"),
+    ("memory_search", {"query": "x", "workspace": "/no/such/folder"}, "must be an existing folder"),
+    ("memory_list", {"workspace": "relative/dir"}, "must be an absolute path"),
 ]
 
 
@@ -196,7 +197,7 @@ def test_sessions_read_latest_list(home: Path, workspace: Path) -> None:
             mine = await client.call_tool("session_list", {"workspace": str(other)})
             assert mine.structured_content == {"sessions": []}
             by_id = await client.call_tool(
-                "session_latest", {"id": session.id, "workspace": "../other"}
+                "session_latest", {"id": session.id, "workspace": str(other)}
             )
             assert not by_id.is_error
 

@@ -25,7 +25,7 @@ from typing_extensions import TypedDict
 
 from workhearth.app import Workhearth
 from workhearth.config import Config
-from workhearth.errors import HearthError, NotFoundError
+from workhearth.errors import HearthError, NotFoundError, UsageError
 
 T = TypeVar("T")
 WORKSPACES_KEPT = 8
@@ -39,7 +39,7 @@ Workspace = Annotated[
     str | None,
     Field(
         description="Project folder whose memory and sessions to use "
-        "(absolute, or relative to the server's folder; default: the server's folder).",
+        "(absolute path; default: the server's working folder).",
     ),
 ]
 
@@ -162,10 +162,12 @@ class Hearths:
     def resolve(self, workspace: str | None) -> Path:
         if workspace is None or not workspace.strip():
             return self.default
-        path = Path(os.path.expanduser(workspace))
-        path = Path(os.path.normpath(self.default / path))
+        # Why these rules and words: the REST API's (server/deps.py), so both answer alike.
+        if "\x00" in workspace or not os.path.isabs(workspace):
+            raise UsageError("workspace must be an absolute path")
+        path = Path(os.path.normpath(workspace))
         if not path.is_dir():
-            raise HearthError(f"workspace {workspace!r} is not a folder")
+            raise UsageError("workspace must be an existing folder")
         return path
 
     def get(self, workspace: str | None) -> Workhearth:
