@@ -72,8 +72,10 @@ def _fail(message: str, code: int) -> int:
 
 def run(argv: list[str] | None = None) -> int:
     """Console-script entry: exit codes, and one clear stderr line for every user error."""
+    from workhearth.cli import params
     from workhearth.errors import HearthError
 
+    params.install()  # Why: plain options without pydantic (~70 ms of every command)
     command = typer.main.get_command(app)
     try:
         result = command.main(args=argv, prog_name="hearth", standalone_mode=False)
