@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 from workhearth.config import Config, load_config
 from workhearth.paths import HearthPaths
-from workhearth.sessions.store import SessionStore
 
 if TYPE_CHECKING:
     from workhearth.memory.api import Memory
+    from workhearth.sessions.store import SessionStore
     from workhearth.skills.library import SkillLibrary
 
 
@@ -49,6 +49,9 @@ class Workhearth:
 
     @cached_property
     def sessions(self) -> SessionStore:
+        # Why imported here: memory commands never need the session store (~25 ms).
+        from workhearth.sessions.store import SessionStore
+
         return SessionStore(self.config, self.workspace)
 
     @cached_property
