@@ -65,23 +65,18 @@ def _server_row(spec) -> dict[str, object]:  # spec: McpServerConfig
 @app.command("list")
 def list_servers(json: JsonOpt = False) -> None:
     """The MCP servers hearth's agent may use, and the file each comes from."""
-    rows = [_server_row(spec) for spec in _servers().specs.values()]
+    specs = list(_servers().specs.values())
     if json:
-        print_json(rows)
+        print_json([_server_row(spec) for spec in specs])
         return
-    if not rows:
+    if not specs:
         print("no MCP server configured: add [mcp.servers.NAME] to config.toml or a .mcp.json here")
         return
     table(
         ["name", "transport", "command / url", "source"],
         [
-            [
-                r["name"],
-                r["transport"],
-                r["url"] or " ".join([str(r["command"]), *r["args"]]),  # type: ignore[list-item]
-                r["source"],
-            ]
-            for r in rows
+            [s.name, s.transport, s.url or " ".join([s.command or "", *s.args]), s.source]
+            for s in specs
         ],
     )
 
