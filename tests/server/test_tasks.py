@@ -15,9 +15,11 @@ import pytest
 
 from tests.e2e.test_agent_run import calls_reply, stream_pieces, text_reply
 from tests.fake_providers import FakeProvider, Reply
-from tests.server.tasks_helpers import Api, running_api
+from tests.server.tasks_helpers import MODEL, Api, model_env, running_api
 from workhearth.cli.run import NO_MODEL
+from workhearth.config import load_config
 from workhearth.sessions.reconstruct import INTERRUPTED_TOOL_TEXT
+from workhearth.sessions.store import SessionStore
 
 Serve = Callable[[list[Reply]], FakeProvider]
 
@@ -232,3 +234,37 @@ def test_a_finished_session_resumes_only_with_a_next_instruction(
     assert "".join(e.data["text"] for e in seen if e.name == "text") == "Second answer."
     messages = api.client.get(f"/v1/sessions/{sid}/messages").json()["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
+
+
+def test_a_quiet_stream_gets_heartbeats(api_for: Callable[..., Api], tmp_path: Path) -> None:
+    api = api_for([write_call("call_h1"), text_reply("openai", "ok")], heartbeat=0.2)
+    sid = api.start(task="write note.txt", mode="agent")
+    api.wait_status(sid, "waiting")
+    comments = 0
+    with api.client.stream("GET", f"/v1/tasks/{sid}/events") as answer:
+        assert answer.headers["cache-control"] == "no-cache"
+        for line in answer.iter_lines():
+            comments += line.startswith(":")
+            if comments == 2:
+                break
+    api.client.post(f"/v1/tasks/{sid}/approvals/call_h1", json={"answer": "deny"})
+    assert api.app.state.tasks.wait(sid, 20)
+
+
+def test_a_session_held_by_another_writer_is_a_409(
+    api_for: Callable[..., Api], tmp_path: Path
+) -> None:
+    api = api_for([text_reply("openai", "never sent")])
+    config = load_config(model_env(tmp_path / "home", api.fake))  # type: ignore[attr-defined]
+    store = SessionStore(config, tmp_path / "workspace")
+    session = store.create(model=MODEL, mode="ask")
+    with session:
+        # As a `hearth resume` in a terminal does: it holds the transcript's lock.
+        session.append_message({"role": "user", "content": [{"type": "text", "text": "hi"}]})
+        assert api.client.get(f"/v1/tasks/{session.id}").json()["status"] == "stopped"
+        busy = api.client.post(f"/v1/tasks/{session.id}/resume")
+        assert busy.status_code == 409, busy.text
+    assert api.fake.bodies == []  # type: ignore[attr-defined]
+    assert api.client.post(f"/v1/tasks/{session.id}/resume").status_code == 202
+    assert api.app.state.tasks.wait(session.id, 20)
+    assert api.client.get(f"/v1/tasks/{session.id}").json()["status"] == "done"

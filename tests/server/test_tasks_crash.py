@@ -13,6 +13,7 @@ import re
 import signal
 import subprocess
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ from tests.e2e.test_agent_run import (
 )
 from tests.fake_providers import FakeProvider, Reply
 from tests.server.tasks_helpers import Event, read_events, wait_for
+from workhearth.server.tasks import transcript_status
 
 Serve = Callable[[list[Reply]], FakeProvider]
 TASK = "write step1.txt, then explain"
@@ -169,3 +171,30 @@ def test_kill_the_server_mid_task_then_continue(hearth: Hearth, serve: Serve, ho
     assert after_messages[: len(before)] == before
     assert after_messages[-1]["role"] == "assistant"
     assert "and finished." in str(after_messages[-1])
+
+
+def test_ctrl_c_stops_the_server_while_a_page_watches_a_task(hearth: Hearth, serve: Serve) -> None:
+    write_config(hearth)
+    write = calls_reply("openai", ("call_i1", "write_file", {"path": "a.txt", "content": "1"}))
+    agent = Agent(hearth, "openai", serve([write]))
+    seen: list[Event] = []
+    with hearth_serve(agent) as served:
+        started = served.client.post("/v1/tasks", json={"task": TASK, "mode": "agent"})
+        sid = started.json()["session_id"]
+        with served.client.stream("GET", f"/v1/tasks/{sid}/events", timeout=30) as answer:
+            events = read_events(answer.iter_lines())
+            until(events, lambda e: e.name == "approval", seen)
+            begun = time.monotonic()
+            served.proc.send_signal(signal.SIGINT)
+            served.proc.wait(timeout=15)
+            # The open stream ended with the server, not after a forced cancel.
+            assert time.monotonic() - begun < 2.5
+            list(events)
+    output = "".join(served.out)
+    assert "Traceback" not in output and "ERROR" not in output, output
+    # The question was withdrawn, not answered: the call did not run, and resumes ask again.
+    assert not (hearth.workspace / "a.txt").exists()
+    records = [r for r in agent.audit() if r["call_id"] == "call_i1"]
+    assert [r["decision"] for r in records] == ["not-asked"]
+    with hearth.store().open(sid) as session:
+        assert transcript_status(session) == "stopped"

@@ -127,8 +127,20 @@ def serve(
         # Why a second login token: the printed URL stays usable if the browser
         # opened is not the one the user wants.
         webbrowser.open(f"{base}/login?token={app.state.new_login()}")
-    config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-    server = uvicorn.Server(config)
+    # Why a graceful-shutdown timeout: a page's open task stream (SSE) never ends by
+    # itself, and without one Ctrl-C waits for it forever before the lifespan stops tasks.
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=3
+    )
+
+    class Server(uvicorn.Server):
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            # Why: end the open task streams first, so Ctrl-C never has to cancel them.
+            if app.state.tasks is not None:
+                app.state.tasks.end_streams()
+            await super().shutdown(sockets)
+
+    server = Server(config)
     try:
         server.run(sockets=[sock])
     finally:

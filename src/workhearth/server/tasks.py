@@ -122,6 +122,11 @@ class Task:
     def publish(self, name: str, data: dict[str, Any]) -> None:
         with self._lock:
             self.events.append(TaskEvent(len(self.events) + 1, name, data))
+        self.wake()
+
+    def wake(self) -> None:
+        """Wake every subscriber: a new event, or the server is closing."""
+        with self._lock:
             waiters = list(self._waiters)
         for loop, event in waiters:
             # Why: subscribers wait on their own event loop; wake them from this thread.
@@ -134,8 +139,13 @@ class Task:
         with self._lock:
             return self.events[seq:]
 
-    async def stream(self, after: int = 0, heartbeat: float = HEARTBEAT) -> AsyncIterator[bytes]:
-        """SSE bytes: the events after ``after`` (a replay), then live ones until the end."""
+    async def stream(
+        self, after: int = 0, heartbeat: float = HEARTBEAT, closing: threading.Event | None = None
+    ) -> AsyncIterator[bytes]:
+        """SSE bytes: the events after ``after`` (a replay), then live ones until the end.
+
+        Ends early once ``closing`` is set (the server is shutting down).
+        """
         loop = asyncio.get_running_loop()
         wake = asyncio.Event()
         waiter = (loop, wake)
@@ -155,6 +165,8 @@ class Task:
                         return
                 if fresh:
                     continue
+                if closing is not None and closing.is_set():
+                    return
                 try:
                     await asyncio.wait_for(wake.wait(), heartbeat)
                 except TimeoutError:
@@ -289,6 +301,7 @@ class TaskManager:
         self.heartbeat = heartbeat
         self._tasks: dict[str, Task] = {}
         self._lock = threading.Lock()
+        self.closing = threading.Event()
 
     def _hearth(self, workspace: Path | str | None) -> Workhearth:
         return Workhearth(config=self.config, workspace=workspace or self.workspace)
@@ -522,6 +535,18 @@ class TaskManager:
         if task is None:
             raise NotFoundError("no such pending approval")
         task.answer(call_id, answer)  # type: ignore[arg-type]
+
+    def end_streams(self) -> None:
+        """End every open event stream now (the server is stopping; tasks go on until close).
+
+        Why: a page's stream never ends by itself, and the server waits for open
+        requests before it shuts down. Call it on the event loop (it takes locks).
+        """
+        self.closing.set()
+        with self._lock:
+            tasks = list(self._tasks.values())
+        for task in tasks:
+            task.wake()
 
     def close(self, timeout: float = 5.0) -> None:
         """Stop every live task and wait (a little) for each to write its end."""

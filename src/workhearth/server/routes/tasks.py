@@ -1,8 +1,7 @@
 """``/v1/tasks``: start, resume and stop agent tasks, stream their events, answer approvals.
 
 A task is named by its session id. The app puts one :class:`TaskManager` in
-``app.state.tasks``; every route here needs the caller logged in
-(:func:`workhearth.server.deps.require_auth`).
+``app.state.tasks`` and includes this router behind its login check.
 """
 
 from __future__ import annotations
@@ -15,11 +14,11 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Path, Request, Re
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from workhearth.server.deps import require_auth
 from workhearth.server.schemas import ID_MAX, PATH_MAX, TaskStatus, errors
 from workhearth.server.tasks import Task, TaskConflict, TaskManager
 
-router = APIRouter(prefix="/v1/tasks", tags=["tasks"], dependencies=[Depends(require_auth)])
+# Why no auth dependency here: create_app includes this router behind require_auth.
+router = APIRouter(prefix="/v1/tasks", tags=["tasks"])
 SessionId = Annotated[str, Path(max_length=ID_MAX, description="The task's session id.")]
 CallId = Annotated[str, Path(max_length=ID_MAX, description="The tool call awaiting approval.")]
 TASK_MAX = 64 * 1024
@@ -175,7 +174,7 @@ def events(
         task = tasks.subscribe(session_id)
     after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
     return StreamingResponse(
-        task.stream(after, tasks.heartbeat),
+        task.stream(after, tasks.heartbeat, tasks.closing),
         media_type="text/event-stream",
         # Why: proxies (nginx) must pass each event on at once, not buffer the stream.
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
