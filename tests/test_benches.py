@@ -139,3 +139,13 @@ def test_skills_bench_runs(tmp_path: Path) -> None:
     assert result["skills"] == 5
     assert set(result["median_ms"]) == {"ours_cold", "ours_warm_file", "ours_warm_memory", "naive"}
     assert all(ms > 0 for ms in result["median_ms"].values())
+
+
+def test_mcp_latency_bench_runs(tmp_path: Path) -> None:
+    result = run_bench(
+        "mcp_latency.py",
+        tmp_path / "mcp.json",
+        *("--calls", "5", "--warmup", "1", "--entries", "8", "--tmp", str(tmp_path)),
+    )
+    assert set(result["results"]) == {"library", "stdio", "stdio_raw", "http"}
+    assert all(row["p50_ms"] > 0 for row in result["results"].values())

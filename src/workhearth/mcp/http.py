@@ -36,7 +36,8 @@ class MCPEndpoint:
         *,
         authorize: Callable[[Request], bool] | None = None,
     ) -> None:
-        server = build_server(config, workspace)
+        # Why not inline: many clients share this server; a slow call must not stall the rest.
+        server = build_server(config, workspace, inline=False)
         # Why no DNS-rebinding check here: the host is hearth serve's to judge (its
         # Guard allows --allow-remote names the SDK's localhost list would refuse).
         server.streamable_http_app(

@@ -8,6 +8,7 @@ JSON schema the typed signature gives.
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections import OrderedDict
@@ -153,8 +154,9 @@ class Hearths:
     SQLite connections, its freshness clock) is not meant to be used by two at once.
     """
 
-    def __init__(self, config: Config, workspace: Path) -> None:
+    def __init__(self, config: Config, workspace: Path, inline: bool = True) -> None:
         self.config = config
+        self.inline = inline
         self.default = Path(workspace).absolute()
         self.lock = threading.Lock()
         self._open: OrderedDict[Path, Workhearth] = OrderedDict()
@@ -194,11 +196,17 @@ class Hearths:
             raise ToolError(f"text is not valid UTF-8 ({getattr(exc, 'reason', exc)})") from exc
 
 
-def build_server(config: Config, workspace: Path | str) -> MCPServer:
-    """The MCP server over ``config``'s home; tools default to ``workspace``."""
+def build_server(config: Config, workspace: Path | str, *, inline: bool = True) -> MCPServer:
+    """The MCP server over ``config``'s home; tools default to ``workspace``.
+
+    ``inline``: run each tool on the event loop instead of a worker thread. Why:
+    handing a call to a thread and back costs more than a memory search itself
+    (milliseconds on a busy machine); one stdio client waits for its answer anyway.
+    A server shared by many clients (``/mcp`` in ``hearth serve``) passes False.
+    """
     from workhearth import __version__
 
-    hearths = Hearths(config, Path(workspace))
+    hearths = Hearths(config, Path(workspace), inline)
     server: MCPServer = MCPServer(
         name="hearth",
         title="workhearth",
@@ -217,8 +225,28 @@ def build_server(config: Config, workspace: Path | str) -> MCPServer:
     return server
 
 
+def _tool(
+    server: MCPServer, hearths: Hearths, *, annotations: ToolAnnotations, title: str
+) -> Callable[[Callable[..., T]], Callable[..., T]]:
+    """``server.tool``, but a sync tool runs inline (an async wrapper) when asked."""
+
+    def register(fn: Callable[..., T]) -> Callable[..., T]:
+        target: Callable[..., Any] = fn
+        if hearths.inline:
+
+            @functools.wraps(fn)
+            async def run_inline(**kwargs: Any) -> T:
+                return fn(**kwargs)
+
+            target = run_inline
+        server.add_tool(target, annotations=annotations, title=title)
+        return fn
+
+    return register
+
+
 def _memory_tools(server: MCPServer, hearths: Hearths) -> None:
-    @server.tool(annotations=WRITE, title="Save to memory")
+    @_tool(server, hearths, annotations=WRITE, title="Save to memory")
     def memory_save(
         content: Annotated[str, Field(description="One plain sentence the user confirmed.")],
         level: Annotated[
@@ -238,7 +266,7 @@ def _memory_tools(server: MCPServer, hearths: Hearths) -> None:
         )
         return entry.as_dict()  # type: ignore[return-value]
 
-    @server.tool(annotations=READ, title="Search memory")
+    @_tool(server, hearths, annotations=READ, title="Search memory")
     def memory_search(
         query: Annotated[str, Field(description="Words to find (Chinese included), up to 512.")],
         limit: Annotated[int, Field(description="How many hits, 1..50.")] = 6,
@@ -248,7 +276,7 @@ def _memory_tools(server: MCPServer, hearths: Hearths) -> None:
         hits = hearths.call(workspace, lambda wh: wh.memory.search(query, limit=limit))
         return {"results": [h.as_dict() for h in hits]}  # type: ignore[misc]
 
-    @server.tool(annotations=READ, title="List memory entries")
+    @_tool(server, hearths, annotations=READ, title="List memory entries")
     def memory_list(
         limit: Annotated[int, Field(description="Entries per page, 1..100.")] = 20,
         cursor: Annotated[
@@ -260,7 +288,7 @@ def _memory_tools(server: MCPServer, hearths: Hearths) -> None:
         entries, nxt = hearths.call(workspace, lambda wh: wh.memory.list(limit, cursor))
         return {"entries": [e.as_dict() for e in entries], "next_cursor": nxt}  # type: ignore[misc]
 
-    @server.tool(annotations=DELETE, title="Delete a memory entry")
+    @_tool(server, hearths, annotations=DELETE, title="Delete a memory entry")
     def memory_delete(
         id: Annotated[str, Field(description="The entry's id (from memory_list or a hit).")],
         workspace: Workspace = None,
@@ -279,7 +307,7 @@ def _memory_tools(server: MCPServer, hearths: Hearths) -> None:
 
 
 def _session_tools(server: MCPServer, hearths: Hearths) -> None:
-    @server.tool(annotations=READ, title="List sessions")
+    @_tool(server, hearths, annotations=READ, title="List sessions")
     def session_list(
         limit: Annotated[int, Field(description="How many, newest first, 1..100.")] = 30,
         workspace: Workspace = None,
@@ -292,7 +320,7 @@ def _session_tools(server: MCPServer, hearths: Hearths) -> None:
         )
         return {"sessions": [i.as_dict() for i in infos]}  # type: ignore[misc]
 
-    @server.tool(annotations=READ, title="Read a session")
+    @_tool(server, hearths, annotations=READ, title="Read a session")
     def session_read(
         id: Annotated[str, Field(description="The session id.")],
         count: Annotated[
@@ -304,7 +332,7 @@ def _session_tools(server: MCPServer, hearths: Hearths) -> None:
         out = hearths.call(workspace, lambda wh: wh.sessions.read_transcript(id, count))
         return out  # type: ignore[return-value]
 
-    @server.tool(annotations=READ, title="Latest message of a session")
+    @_tool(server, hearths, annotations=READ, title="Latest message of a session")
     def session_latest(
         id: Annotated[str, Field(description="The session id.")],
         workspace: Workspace = None,
@@ -314,7 +342,7 @@ def _session_tools(server: MCPServer, hearths: Hearths) -> None:
 
 
 def _skill_tools(server: MCPServer, hearths: Hearths) -> None:
-    @server.tool(annotations=READ, title="List skills")
+    @_tool(server, hearths, annotations=READ, title="List skills")
     def skill_list(workspace: Workspace = None) -> SkillsOut:
         """Skills hearth has (folders with SKILL.md), broken ones with their problems."""
 
@@ -325,7 +353,7 @@ def _skill_tools(server: MCPServer, hearths: Hearths) -> None:
 
         return hearths.call(workspace, listing)
 
-    @server.tool(annotations=READ, title="Get a skill")
+    @_tool(server, hearths, annotations=READ, title="Get a skill")
     def skill_get(
         name: Annotated[str, Field(description="The skill's name.")],
         workspace: Workspace = None,
