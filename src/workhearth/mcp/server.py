@@ -32,9 +32,9 @@ T = TypeVar("T")
 WORKSPACES_KEPT = 8
 NO_ENTRY = "no such memory entry"
 
-READ = ToolAnnotations(readOnlyHint=True, destructiveHint=False, openWorldHint=False)
-WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, openWorldHint=False)
-DELETE = ToolAnnotations(readOnlyHint=False, destructiveHint=True, openWorldHint=False)
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
+DELETE = ToolAnnotations(read_only_hint=False, destructive_hint=True, open_world_hint=False)
 
 Workspace = Annotated[
     str | None,
@@ -410,6 +410,7 @@ def _skill_prompts(server: MCPServer, hearths: Hearths) -> None:
                         for v in ex.variables
                     ],
                     fn=_renderer(hearths, skill.name, ex.id),
+                    context_kwarg=None,
                 )
             )
 
