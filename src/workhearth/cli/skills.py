@@ -14,7 +14,7 @@ import typer
 
 from workhearth.cli.context import hearth
 from workhearth.cli.help import HearthTyper
-from workhearth.cli.output import JsonOpt, print_json, table
+from workhearth.cli.output import Column, JsonOpt, print_fitted, print_json, table
 from workhearth.errors import UsageError
 
 if TYPE_CHECKING:
@@ -66,7 +66,14 @@ def list_(json: JsonOpt = False) -> None:
     for s in skills:
         what = s.description if s.ok else f"BROKEN: {s.problems[0]}"
         rows.append([s.name, s.source, s.status, what])
-    table(["name", "source", "status", "description"], rows)
+    # Why: one line per skill; the description gives way to the terminal's width.
+    columns = [
+        Column("name", cut="never"),
+        Column("source"),
+        Column("status"),
+        Column("description"),
+    ]
+    print_fitted(columns, rows, shrink=[(3, 20)], drop=[1])
 
 
 @app.command()
