@@ -88,6 +88,8 @@ def test_agent_mode_waits_for_approval_and_once_lets_it_run(
         assert "note.txt" in question["summary"]
         waiting = api.wait_status(sid, "waiting")
         assert waiting["pending_approval"] == question
+        listed = api.client.get("/v1/sessions").json()["sessions"]
+        assert [(s["session_id"], s["status"]) for s in listed] == [(sid, "waiting")]
         assert not (tmp_path / "workspace" / "note.txt").exists()
 
         answer = api.client.post(f"/v1/tasks/{sid}/approvals/call_w1", json={"answer": "once"})

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import os
 import threading
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
@@ -295,9 +294,9 @@ class TaskManager:
     ) -> None:
         self.config = config
         self.workspace = Path(workspace).absolute()
-        # Why os.environ here: the server is an entry point like the CLI, and its
-        # tasks' commands must see the user's PATH and shell as `hearth run` does.
-        self.env = dict(os.environ if env is None else env)
+        # Why passed in: `hearth serve` (the process edge) hands over its environment,
+        # so tasks' commands see the user's PATH and shell as `hearth run` does.
+        self.env = dict(env or {})
         self.heartbeat = heartbeat
         self._tasks: dict[str, Task] = {}
         self._lock = threading.Lock()
@@ -315,7 +314,7 @@ class TaskManager:
         if mode is not None and mode not in MODES:
             raise UsageError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         return RunOptions(
-            mode=mode,  # type: ignore[arg-type]
+            mode=mode,
             model=model,
             env=self.env,
             listener=task.listener,
@@ -387,6 +386,8 @@ class TaskManager:
         values: Mapping[str, str] | None = None,
     ) -> Task:
         """A new session working on ``prompt`` (or ``skill``'s ``example`` filled with ``values``)."""
+        if mode is not None and mode not in MODES:
+            raise UsageError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         folder = self._workspace(workspace)
         wh = self._hearth(folder)
         prompt = self._prompt(wh, prompt, skill, example, values)
@@ -406,10 +407,14 @@ class TaskManager:
         if workspace is None or not workspace.strip():
             return self.workspace
         path = Path(workspace).expanduser()
-        if not path.is_absolute():
-            raise UsageError(f"workspace must be an absolute path, not {workspace!r}")
-        if not path.is_dir():
-            raise UsageError(f"workspace {workspace!r} is not a folder")
+        if "\x00" in workspace or not path.is_absolute():
+            raise UsageError("workspace must be an absolute path")
+        try:
+            folder = path.is_dir()
+        except OSError:  # a name too long for the file system, a folder we may not read
+            folder = False
+        if not folder:
+            raise UsageError("workspace must be an existing folder")
         return path
 
     def _prompt(
@@ -456,7 +461,12 @@ class TaskManager:
             raise TaskConflict(
                 f"session {session.id} is finished; send a task to give it its next instruction"
             )
-        wh = self._hearth(session.workspace or None)
+        # Why the session's own folder: its files and authorized roots are there, not
+        # in the folder the server happened to start in.
+        folder = session.workspace or str(self.workspace)
+        if not Path(folder).is_dir():
+            raise UsageError(f"the session's workspace {folder} is no longer a folder")
+        wh = self._hearth(folder)
         from workhearth.agent.runner import session_model
 
         self._require_model(wh, session_model(wh, session, RunOptions(model=model)))
@@ -534,7 +544,7 @@ class TaskManager:
         task = self.live(session_id)
         if task is None:
             raise NotFoundError("no such pending approval")
-        task.answer(call_id, answer)  # type: ignore[arg-type]
+        task.answer(call_id, answer)
 
     def end_streams(self) -> None:
         """End every open event stream now (the server is stopping; tasks go on until close).

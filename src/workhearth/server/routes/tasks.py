@@ -7,6 +7,7 @@ A task is named by its session id. The app puts one :class:`TaskManager` in
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
@@ -71,7 +72,7 @@ class TaskOut(BaseModel):
 
 
 def tasks_dep(request: Request) -> TaskManager:
-    return request.app.state.tasks  # type: ignore[no-any-return]
+    return request.app.state.tasks
 
 
 Tasks = Annotated[TaskManager, Depends(tasks_dep)]
@@ -121,9 +122,13 @@ def get_task(session_id: SessionId, tasks: Tasks) -> dict[str, Any]:
 )
 def resume(session_id: SessionId, tasks: Tasks, body: ResumeIn | None = None) -> dict[str, Any]:
     """Continue a stopped or crashed session (or, with ``task``, give it its next instruction)."""
-    body = body or ResumeIn()
     with _http_errors():
-        task = tasks.resume(session_id, prompt=body.task, mode=body.mode, model=body.model)
+        task = tasks.resume(
+            session_id,
+            prompt=body.task if body else None,
+            mode=body.mode if body else None,
+            model=body.model if body else None,
+        )
     return _started(task)
 
 
@@ -172,7 +177,8 @@ def events(
     """
     with _http_errors():
         task = tasks.subscribe(session_id)
-    after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
+    # Why not isdigit(): it accepts digits int() refuses ("²").
+    after = int(last_event_id) if last_event_id and re.fullmatch(r"[0-9]+", last_event_id) else 0
     return StreamingResponse(
         task.stream(after, tasks.heartbeat, tasks.closing),
         media_type="text/event-stream",
