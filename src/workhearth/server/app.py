@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Form, HTTPException, Request
+from fastapi import Depends, FastAPI, Form, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -35,9 +35,9 @@ from workhearth.errors import (
     StorageError,
     UsageError,
 )
-from workhearth.server.deps import require_auth
+from workhearth.server.deps import allowed_methods, require_auth
 from workhearth.server.routes import audit, memory, sessions, skills, trash
-from workhearth.server.schemas import BODY_MAX, COMMON, ErrorOut, InfoOut, LoginIn, errors
+from workhearth.server.schemas import BODY_MAX, COMMON, ID_MAX, ErrorOut, InfoOut, LoginIn, errors
 from workhearth.server.security import COOKIE, SESSION_TTL, Auth, Guard
 
 WEB_DIR = Path(__file__).parent / "web"
@@ -146,12 +146,14 @@ def create_app(
 
     @app.api_route(
         "/v1/{rest:path}",
-        methods=["GET", "POST", "PATCH", "DELETE", "PUT"],
+        methods=["GET", "POST", "PATCH", "DELETE"],
         include_in_schema=False,
         dependencies=[Depends(require_auth)],
     )
-    def no_route(rest: str) -> None:
-        # Why: without this, an unknown /v1 path falls through to the page's files (405).
+    def no_route(rest: str, request: Request) -> None:
+        # Why: without this, an unknown /v1 path falls through to the page's files.
+        if allowed_methods(request.app, request.url.path):
+            raise HTTPException(405)
         raise HTTPException(404, "no such API route")
 
     _install_login(app, auth)
@@ -170,7 +172,16 @@ def _install_error_handlers(app: FastAPI) -> None:
         return _error(status_of(exc), exc.message.splitlines()[0] if exc.message else "failed")
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code in (404, 405):
+            # Why: Starlette's Allow names only the first route of the path (GET and POST
+            # /login are two routes), and the page's static mount answers any path; a
+            # method the path does not take is a 405 listing exactly those it does.
+            allowed = allowed_methods(app, request.url.path)
+            if allowed and request.method not in allowed:
+                return _error(405, "method not allowed", {"Allow": ", ".join(sorted(allowed))})
+            if exc.status_code == 405:
+                return _error(404, "no such API route" if _is_api(request) else "Not Found")
         return _error(exc.status_code, str(exc.detail), getattr(exc, "headers", None))
 
     @app.exception_handler(RequestValidationError)
@@ -180,6 +191,10 @@ def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(UnicodeError)
     async def not_text(_request: Request, exc: UnicodeError) -> JSONResponse:
         return _error(422, f"text is not valid UTF-8 ({getattr(exc, 'reason', exc)})")
+
+
+def _is_api(request: Request) -> bool:
+    return request.url.path.startswith("/v1/")
 
 
 def describe(problems: Any) -> str:
@@ -235,11 +250,13 @@ def _cookie_response(auth: Auth, sid: str, request: Request) -> Response:
 
 def _install_login(app: FastAPI, auth: Auth) -> None:
     login_errors = {
-        401: {"description": "Link used, expired or wrong", "content": {"text/html": {}}}
+        **errors(403, 413, 421, 422),
+        303: {"description": "Logged in: the session cookie is set; go to /"},
+        401: {"description": "Link used, expired or wrong", "content": {"text/html": {}}},
     }
 
     @app.get("/login", tags=["server"], status_code=303, responses=login_errors)
-    def login(request: Request, token: str = "") -> Response:
+    def login(request: Request, token: Annotated[str, Query(max_length=ID_MAX)] = "") -> Response:
         """Open the one-time URL ``hearth serve`` printed: sets the session cookie, then ``/``."""
         sid = auth.use_login(token) if token else None
         if sid is None:
@@ -254,7 +271,13 @@ def _install_login(app: FastAPI, auth: Auth) -> None:
             return HTMLResponse(_LOGIN_PAGE, status_code=401)
         return _cookie_response(auth, sid, request)
 
-    @app.post("/logout", tags=["server"], status_code=204, response_class=Response)
+    @app.post(
+        "/logout",
+        tags=["server"],
+        status_code=204,
+        response_class=Response,
+        responses=errors(403, 421),
+    )
     def logout(request: Request) -> Response:
         """End this browser's session (the cookie stops working at once)."""
         sid = request.cookies.get(COOKIE)

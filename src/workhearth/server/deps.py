@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated
 
-from fastapi import HTTPException, Query, Request
+from fastapi import FastAPI, HTTPException, Query, Request
+from starlette.routing import compile_path
 
 from workhearth.app import Workhearth
 from workhearth.errors import UsageError
@@ -22,6 +23,19 @@ WorkspaceQuery = Annotated[
         description="Absolute path of the workspace folder (default: the server's working folder).",
     ),
 ]
+
+
+def allowed_methods(app: FastAPI, path: str) -> set[str]:
+    """Every method the documented route at ``path`` takes (read from the OpenAPI paths).
+
+    Like the router, a literal path (``/v1/memory/search``) wins over a template that
+    also matches it (``/v1/memory/{entry_id}``).
+    """
+    found: dict[int, set[str]] = {}
+    for template, item in app.openapi()["paths"].items():
+        if compile_path(template)[0].match(path):
+            found.setdefault(template.count("{"), set()).update(m.upper() for m in item)
+    return found[min(found)] if found else set()
 
 
 def require_auth(request: Request) -> None:

@@ -53,8 +53,9 @@ def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
 
 
 class _Strict(BaseModel):
-    # Why: a misspelt field ("conent") must be an error, not silently ignored.
-    model_config = ConfigDict(extra="forbid")
+    # Why: a misspelt field ("conent") must be an error, not silently ignored; and
+    # "redact": 0 or "1" is not a yes or no.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 # ------------------------------------------------------------------ memory

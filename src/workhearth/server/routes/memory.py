@@ -13,7 +13,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Res
 from workhearth.app import Workhearth
 from workhearth.errors import NotFoundError, UsageError
 from workhearth.memory.search import DEFAULT_LIMIT
-from workhearth.server.deps import hearth_dep, open_hearth
+from workhearth.server.deps import allowed_methods, hearth_dep, open_hearth
 from workhearth.server.schemas import (
     LIMIT_MAX,
     LIST_LIMIT_MAX,
@@ -114,8 +114,10 @@ def restore(entry_id: EntryId, wh: Hearth) -> dict:
 
 
 @router.api_route(
-    "/{rest:path}", methods=["GET", "POST", "PATCH", "DELETE", "PUT"], include_in_schema=False
+    "/{rest:path}", methods=["GET", "POST", "PATCH", "DELETE"], include_in_schema=False
 )
-def anything_else(rest: str) -> None:
+def anything_else(rest: str, request: Request) -> None:
     """An id with a slash in it (``m-0%2F1``) is malformed too: the same 404 as any other."""
+    if allowed_methods(request.app, request.url.path):
+        raise HTTPException(405)
     raise MemoryNotFound()
