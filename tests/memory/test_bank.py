@@ -334,3 +334,27 @@ def test_a_pending_entry_is_confirmed_by_the_users_edit(tmp_path: Path) -> None:
     assert wh.memory.get(entry.id).pending
     edited = wh.memory.edit(entry.id, "The deploy key rotates every month.")
     assert not edited.pending and edited.content == "The deploy key rotates every month."
+
+
+def test_reading_memory_never_loads_the_secret_scanner(tmp_path: Path) -> None:
+    """Search, list and context leave the scanner's rules uncompiled (a save needs them)."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from workhearth import Workhearth\n"
+        f"wh = Workhearth(home={str(tmp_path / 'home')!r}, workspace={str(tmp_path)!r})\n"
+        "loaded = lambda: 'workhearth.memory.secrets' in sys.modules\n"
+        "wh.memory.search('gecko'); wh.memory.list(); wh.memory.context()\n"
+        "before = loaded()\n"
+        "wh.memory.save('A gecko naps.')\n"
+        "print(before, loaded())\n"
+    )
+    setup = Workhearth(home=tmp_path / "home", workspace=tmp_path)
+    setup.memory.save("A gecko hunts at night.")
+    setup.memory.close()
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert out.stdout.split() == ["False", "True"]

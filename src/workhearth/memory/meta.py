@@ -25,11 +25,7 @@ _ENTRY_KEY = re.compile(r'"(m-[0-9a-z]{8})"\s*:\s*')
 LEVELS = ("critical", "normal", "low")
 
 
-def _number(value: object) -> float:
-    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0.0
-
-
-@dataclass
+@dataclass(slots=True)
 class EntryMeta:
     """What ``memory_meta.json`` keeps of one entry, hand-edited fields coerced on reading.
 
@@ -50,27 +46,33 @@ class EntryMeta:
     @classmethod
     def parse(cls, raw: dict[str, Any]) -> EntryMeta:
         """Coerce a stored (maybe hand-edited) object to the types the rest of memory relies on."""
-        tags, prov = raw.get("tags"), raw.get("provenance")
-        file, reflection = raw.get("file"), raw.get("reflection")
-        return cls(
-            level=raw["level"] if raw.get("level") in LEVELS else "normal",
-            tags=[t for t in tags if isinstance(t, str)] if isinstance(tags, list) else [],
-            source=raw["source"] if isinstance(raw.get("source"), str) else "user",
-            provenance=[p for p in prov if isinstance(p, dict)] if isinstance(prov, list) else [],
-            created=_number(raw.get("created")),
-            updated=_number(raw.get("updated")),
-            pending=raw.get("pending") is True,
-            file=file if isinstance(file, str) else None,
-            reflection=reflection if isinstance(reflection, dict) else None,
+        # Why so plain: a search parses every entry's meta (1,000 in ~2 ms).
+        get = raw.get
+        level, tags, prov = get("level"), get("tags"), get("provenance")
+        source, file, reflection = get("source"), get("file"), get("reflection")
+        created: Any = get("created")
+        updated: Any = get("updated")
+        meta = cls.__new__(cls)
+        meta.level = level if level in LEVELS else "normal"
+        meta.tags = [t for t in tags if isinstance(t, str)] if type(tags) is list else []
+        meta.source = source if type(source) is str else "user"
+        meta.provenance = [p for p in prov if isinstance(p, dict)] if type(prov) is list else []
+        meta.created = float(created) if type(created) in (float, int) else 0.0
+        meta.updated = float(updated) if type(updated) in (float, int) else 0.0
+        meta.pending = get("pending") is True
+        meta.file = file if type(file) is str else None
+        meta.reflection = reflection if type(reflection) is dict else None
+        meta.extra = {}
+        if raw.keys() - _FIELDS or meta.file != file or meta.reflection != reflection:
             # Why: unknown keys, and a file or reflection of the wrong type, are kept as they were.
-            extra={
+            meta.extra = {
                 k: v
                 for k, v in raw.items()
                 if k not in _FIELDS
-                or (k == "file" and not isinstance(v, str))
-                or (k == "reflection" and not isinstance(v, dict))
-            },
-        )
+                or (k == "file" and meta.file is None)
+                or (k == "reflection" and meta.reflection is None)
+            }
+        return meta
 
     def as_json(self) -> dict[str, Any]:
         """The stored object: the same keys (``file`` and ``reflection`` only when set)."""
