@@ -94,7 +94,8 @@ function openExample(panel, skill, example) {
     const prompt = await render();
     if (prompt === null) return;
     try {
-      const body = { task: prompt, skill: skill.name, example: example.id, values: values(form, example), mode: mode.value };
+      // Why: the server renders the example itself; a task text beside it is refused.
+      const body = { skill: skill.name, example: example.id, values: values(form, example), mode: mode.value };
       if (info.workspace) body.workspace = info.workspace;
       const started = await api("/v1/tasks", { method: "POST", body });
       remember(prompt);

@@ -94,12 +94,14 @@ function approvalCard(sessionId, data, onAnswer) {
   const card = h("div", { class: "approval card", role: "group", "aria-label": t("approval.title"), "data-call": data.call_id });
   const buttons = h("div", { class: "actions" });
   const answer = async (value) => {
+    card.dataset.answer = value;
     for (const b of buttons.querySelectorAll("button")) b.disabled = true;
     try {
       await api(`/v1/tasks/${q(sessionId)}/approvals/${q(data.call_id)}`, { method: "POST", body: { answer: value } });
       resolveApproval(card, value === "deny" ? t("approval.denied") : t("approval.allowed"));
       onAnswer?.(value);
     } catch (err) {
+      delete card.dataset.answer;
       for (const b of buttons.querySelectorAll("button")) b.disabled = false;
       errorToast(err);
     }
@@ -120,6 +122,8 @@ function approvalCard(sessionId, data, onAnswer) {
 function resolveApproval(card, label) {
   if (card.classList.contains("answered")) return;
   card.classList.add("answered");
+  // Why: the task's next status can arrive before our POST returns; say what was chosen here.
+  if (card.dataset.answer) label = card.dataset.answer === "deny" ? t("approval.denied") : t("approval.allowed");
   const buttons = card.querySelector(".actions");
   if (buttons) buttons.replaceWith(h("div", { class: "muted", text: label }));
 }
