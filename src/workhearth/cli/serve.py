@@ -5,12 +5,15 @@ FastAPI and uvicorn are imported inside the command, so other commands pay nothi
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import ipaddress
 import os
+import signal
 import socket
 import sys
-from typing import Annotated
+from collections.abc import Iterator
+from typing import Annotated, Any
 
 import typer
 
@@ -73,6 +76,23 @@ def _can_open_browser() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
+def _server_class(uvicorn: Any) -> Any:
+    class Server(uvicorn.Server):  # type: ignore[misc,name-defined]
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # Why: uvicorn re-raises SIGTERM after its graceful shutdown, so the process
+            # would die by the signal (exit -15) instead of exiting 0 after a clean stop.
+            wanted = (signal.SIGINT, signal.SIGTERM)
+            old = {sig: signal.signal(sig, self.handle_exit) for sig in wanted}
+            try:
+                yield
+            finally:
+                for sig, handler in old.items():
+                    signal.signal(sig, handler)
+
+    return Server
+
+
 def serve(
     host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = (
@@ -133,7 +153,7 @@ def serve(
         app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=3
     )
 
-    class Server(uvicorn.Server):
+    class Server(_server_class(uvicorn)):  # type: ignore[misc]
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             # Why: end the open task streams first, so Ctrl-C never has to cancel them.
             if app.state.tasks is not None:
