@@ -46,21 +46,25 @@ def find_entries(lines: list[str]) -> dict[str, EntrySpan]:
     found: dict[str, EntrySpan] = {}
     start: int | None = None
     for i, line in enumerate(lines):
-        if _ITEM_START.match(line):
+        if line.startswith("- "):
             start = i
         elif not line.startswith("  "):
             start = None  # only indented lines continue an item
-        m = ID_RE.search(line)
+        # Why the substring test first: a save reads a 1,000-entry file several times.
+        m = ID_RE.search(line) if "^m-" in line else None
         if not m:
             continue
         if start is None:
             start = _item_start_before(lines, i)
         if start is None:
             continue
-        body = [lines[start][2:]] + [
-            x[2:] if x.startswith("  ") else x for x in lines[start + 1 : i + 1]
-        ]
-        body[-1] = ID_RE.sub("", body[-1])
+        if start == i and m.start() >= 2:  # one line: the text before its id
+            body = [line[2 : m.start()]]
+        else:
+            body = [lines[start][2:]] + [
+                x[2:] if x.startswith("  ") else x for x in lines[start + 1 : i + 1]
+            ]
+            body[-1] = ID_RE.sub("", body[-1])
         found[m.group(1)] = EntrySpan(
             m.group(1), start, i + 1, "\n".join(x.rstrip() for x in body).strip()
         )
