@@ -1,0 +1,326 @@
+"""Load on ``hearth serve`` over loopback: searches and saves, fixed rate then saturation.
+
+The server is the real ``hearth serve`` in its own process; this script is the
+second process sending requests over 32 connections. Side by side, in the same
+run: a bare FastAPI route (no work) served by uvicorn the same way, and the
+library's own search (``wh.memory.search``) in-process. Afterwards every save the
+server acknowledged (201) must be in memory.
+
+Open loop at a fixed rate: latency counts from the moment a request was due, so a
+server that falls behind shows it (no coordinated omission).
+
+    python bench/server_load.py [--duration 10] [--rate 200] [--connections 32] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+WORDS = (
+    "deploy pipeline staging database invoice budget meeting release office printer "
+    "backup laptop vendor contract payroll roadmap sprint customer ticket migration"
+).split()
+BARE_APP = """
+import socket, sys
+import uvicorn
+from fastapi import FastAPI
+app = FastAPI()
+@app.get("/bare")
+def bare() -> dict:
+    return {"ok": True}
+sock = socket.socket(); sock.bind(("127.0.0.1", 0)); sock.listen(128)
+print(sock.getsockname()[1], flush=True)
+uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False)).run(sockets=[sock])
+"""
+
+
+def pct(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
+
+
+def summary(latencies: list[float], errors: int, elapsed: float) -> dict[str, Any]:
+    return {
+        "requests": len(latencies) + errors,
+        "errors": errors,
+        "rps": round(len(latencies) / elapsed, 1) if elapsed else 0.0,
+        "p50_ms": round(pct(latencies, 50) * 1000, 2),
+        "p99_ms": round(pct(latencies, 99) * 1000, 2),
+    }
+
+
+class Target:
+    def __init__(self, base: str, token: str | None) -> None:
+        self.base = base
+        self.headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.saved: list[str] = []
+        self.counter = 0
+
+    async def call(self, client: httpx.AsyncClient, kind: str) -> bool:
+        self.counter += 1
+        n = self.counter
+        if kind == "bare":
+            r = await client.get("/bare")
+            return r.status_code == 200
+        if kind == "search":
+            q = f"{WORDS[n % len(WORDS)]} {WORDS[(n * 7) % len(WORDS)]}"
+            r = await client.get("/v1/memory/search", params={"q": q, "limit": 6})
+            return r.status_code == 200
+        content = f"load note {n}: the {WORDS[n % len(WORDS)]} owner is person {n}"
+        r = await client.post("/v1/memory", json={"content": content, "tags": ["load"]})
+        if r.status_code == 201:
+            self.saved.append(r.json()["id"])
+            return True
+        return False
+
+
+async def fixed_rate(
+    target: Target, mix: list[tuple[str, float]], duration: float, connections: int
+) -> dict[str, dict[str, Any]]:
+    """Open loop: each kind at its own rate; latency from when a request was due."""
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    lat: dict[str, list[float]] = {k: [] for k, _ in mix}
+    errs: dict[str, int] = dict.fromkeys(lat, 0)
+    sem = asyncio.Semaphore(connections)
+    async with httpx.AsyncClient(
+        base_url=target.base, headers=target.headers, limits=limits, timeout=30
+    ) as client:
+        start = time.perf_counter() + 0.05
+        schedule = sorted(
+            (start + i / rate, kind) for kind, rate in mix for i in range(int(rate * duration))
+        )
+
+        async def one(due: float, kind: str) -> None:
+            await asyncio.sleep(max(0.0, due - time.perf_counter()))
+            async with sem:
+                try:
+                    ok = await target.call(client, kind)
+                except httpx.HTTPError:
+                    ok = False
+            if ok:
+                lat[kind].append(time.perf_counter() - due)
+            else:
+                errs[kind] += 1
+
+        await asyncio.gather(*(one(due, kind) for due, kind in schedule))
+        elapsed = time.perf_counter() - start
+    return {k: summary(lat[k], errs[k], elapsed) for k in lat}
+
+
+async def saturate(target: Target, kind: str, duration: float, connections: int) -> dict[str, Any]:
+    """Closed loop: ``connections`` clients, each sending its next request at once."""
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    latencies: list[float] = []
+    errors = 0
+    async with httpx.AsyncClient(
+        base_url=target.base, headers=target.headers, limits=limits, timeout=30
+    ) as client:
+        start = time.perf_counter()
+        end = start + duration
+
+        async def worker() -> None:
+            nonlocal errors
+            while time.perf_counter() < end:
+                t0 = time.perf_counter()
+                try:
+                    ok = await target.call(client, kind)
+                except httpx.HTTPError:
+                    ok = False
+                if ok:
+                    latencies.append(time.perf_counter() - t0)
+                else:
+                    errors += 1
+
+        await asyncio.gather(*(worker() for _ in range(connections)))
+        elapsed = time.perf_counter() - start
+    return summary(latencies, errors, elapsed)
+
+
+def start_hearth(home: Path, workspace: Path) -> tuple[subprocess.Popen[str], str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HEARTH_", "OPENAI_"))}
+    env["HEARTH_HOME"] = str(home)
+    hearth = Path(sys.executable).parent / "hearth"
+    cmd = [str(hearth)] if hearth.exists() else [sys.executable, "-m", "workhearth.cli.main"]
+    proc = subprocess.Popen(
+        [*cmd, "serve", "--port", "0", "--no-open"],
+        cwd=workspace,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    for _ in range(5):
+        m = re.fullmatch(
+            r"(http://127\.0\.0\.1:\d+)/login\?token=\S+", proc.stdout.readline().strip()
+        )
+        if m:
+            token = (home / "server.token").read_text().strip()
+            return proc, m.group(1), token
+    proc.kill()
+    raise SystemExit(f"hearth serve did not print its login URL: {proc.stderr.read()}")  # type: ignore[union-attr]
+
+
+def start_bare() -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [sys.executable, "-c", BARE_APP], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    return proc, f"http://127.0.0.1:{int(proc.stdout.readline())}"
+
+
+def wait_ready(base: str, path: str, headers: dict[str, str]) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(base + path, headers=headers, timeout=2).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{base} did not answer")
+        time.sleep(0.1)
+
+
+def library_search(home: Path, workspace: Path, seconds: float) -> dict[str, Any]:
+    from workhearth.app import Workhearth
+
+    wh = Workhearth(home=home, workspace=workspace)
+    wh.memory.search("warm up")
+    latencies: list[float] = []
+    start = time.perf_counter()
+    n = 0
+    while time.perf_counter() - start < seconds:
+        n += 1
+        q = f"{WORDS[n % len(WORDS)]} {WORDS[(n * 7) % len(WORDS)]}"
+        t0 = time.perf_counter()
+        wh.memory.search(q, limit=6)
+        latencies.append(time.perf_counter() - t0)
+    wh.memory.close()
+    return summary(latencies, 0, time.perf_counter() - start)
+
+
+def seed(home: Path, workspace: Path, entries: int) -> None:
+    from workhearth.app import Workhearth
+
+    wh = Workhearth(home=home, workspace=workspace)
+    for i in range(entries):
+        a, b, c = WORDS[i % len(WORDS)], WORDS[(i * 3) % len(WORDS)], WORDS[(i * 11) % len(WORDS)]
+        wh.memory.save(f"Seed fact {i}: the {a} and the {b} belong to the {c} team")
+    wh.memory.index()
+    wh.memory.close()
+
+
+def stop(proc: subprocess.Popen[str]) -> None:
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--duration", type=float, default=10.0, help="seconds per phase")
+    ap.add_argument("--rate", type=float, default=200.0, help="offered searches per second")
+    ap.add_argument("--save-rate", type=float, default=20.0, help="offered saves per second")
+    ap.add_argument("--connections", type=int, default=32)
+    ap.add_argument("--entries", type=int, default=500, help="memory entries seeded first")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "server_load.json")
+    args = ap.parse_args()
+
+    root = Path(tempfile.mkdtemp(prefix="hearth-load-"))
+    home, workspace = root / "home", root / "workspace"
+    workspace.mkdir(parents=True)
+    seed(home, workspace, args.entries)
+    server, base, token = start_hearth(home, workspace)
+    bare, bare_base = start_bare()
+    try:
+        target = Target(base, token)
+        wait_ready(base, "/v1/info", target.headers)
+        bare_target = Target(bare_base, None)
+        wait_ready(bare_base, "/bare", {})
+        d, c = args.duration, args.connections
+        mix = [("search", args.rate), ("save", args.save_rate)]
+        result: dict[str, Any] = {
+            "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
+            "cpus": os.cpu_count(),
+            "fixed_rate": {
+                "hearth": asyncio.run(fixed_rate(target, mix, d, c)),
+                "bare": asyncio.run(fixed_rate(bare_target, [("bare", args.rate)], d, c))["bare"],
+            },
+            "saturation": {
+                "bare": asyncio.run(saturate(bare_target, "bare", d, c)),
+                "search": asyncio.run(saturate(target, "search", d, c)),
+                "save": asyncio.run(saturate(target, "save", d, c)),
+            },
+            "library_search": library_search(home, workspace, min(d, 5.0)),
+        }
+    finally:
+        stop(server)
+        stop(bare)
+
+    from workhearth.app import Workhearth
+    from workhearth.errors import NotFoundError
+
+    wh = Workhearth(home=home, workspace=workspace)
+    lost = []
+    for entry_id in target.saved:
+        try:
+            wh.memory.get(entry_id)
+        except NotFoundError:
+            lost.append(entry_id)
+    result["saves"] = {"acknowledged": len(target.saved), "lost": len(lost)}
+    sat = result["saturation"]
+    result["targets"] = {
+        "fixed_rate_search_p99_ms_le_50": result["fixed_rate"]["hearth"]["search"]["p99_ms"] <= 50,
+        "fixed_rate_no_errors": all(
+            v["errors"] == 0 for v in result["fixed_rate"]["hearth"].values()
+        ),
+        "search_saturation_ge_half_bare": sat["search"]["rps"] >= 0.5 * sat["bare"]["rps"],
+        "search_saturation_vs_bare": round(sat["search"]["rps"] / sat["bare"]["rps"], 3)
+        if sat["bare"]["rps"]
+        else None,
+        "zero_lost_saves": not lost,
+    }
+
+    rows = [
+        ("fixed rate", "search (hearth)", result["fixed_rate"]["hearth"]["search"]),
+        ("fixed rate", "save (hearth)", result["fixed_rate"]["hearth"]["save"]),
+        ("fixed rate", "bare route", result["fixed_rate"]["bare"]),
+        ("saturation", "search (hearth)", sat["search"]),
+        ("saturation", "save (hearth)", sat["save"]),
+        ("saturation", "bare route", sat["bare"]),
+        ("in-process", "library search", result["library_search"]),
+    ]
+    print(f"{'phase':12}{'what':18}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'errors':>8}")
+    for phase, what, r in rows:
+        print(
+            f"{phase:12}{what:18}{r['rps']:>10}{r['p50_ms']:>10}{r['p99_ms']:>10}{r['errors']:>8}"
+        )
+    print(f"saves acknowledged {len(target.saved)}, lost {len(lost)}")
+    print("targets: " + ", ".join(f"{k}={v}" for k, v in result["targets"].items()))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
