@@ -149,3 +149,14 @@ def test_mcp_latency_bench_runs(tmp_path: Path) -> None:
     )
     assert set(result["results"]) == {"library", "stdio", "stdio_raw", "http"}
     assert all(row["p50_ms"] > 0 for row in result["results"].values())
+
+
+def test_server_load_bench_runs(tmp_path: Path) -> None:
+    result = run_bench(
+        "server_load.py",
+        tmp_path / "sl.json",
+        *("--duration", "0.5", "--rate", "20", "--save-rate", "5", "--connections", "4"),
+        *("--entries", "20"),
+    )
+    assert result["saturation"]["bare"]["rps"] > 0 and result["library_search"]["rps"] > 0
+    assert result["saves"]["acknowledged"] > 0 and result["saves"]["lost"] == 0
