@@ -19,6 +19,7 @@ LAYERS = {
     "memory": 2,
     "skills": 2,
     "shell": 2,
+    "team": 2,
     "agent": 3,
     "app": 4,
     "cli": 5,
