@@ -102,3 +102,16 @@ def test_only_plainly_valid_values_skip_typers_check(
     annotation: object, value: object, expected: tuple[bool, object]
 ) -> None:
     assert _plain_value(annotation, value) == expected
+
+
+def test_a_bound_of_zero_is_still_checked(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [*HEARTH_CMD, "trash", "empty", "--older-than", "-1", "--yes"],
+        cwd=tmp_path,
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "greater than or equal to 0" in proc.stderr

@@ -61,12 +61,17 @@ if RuntimeParam is not None:
             return build_runtime_param(self.descriptor)._coerce_value(value, param, ctx)
 
 
+def _set(value: Any) -> bool:
+    # Why identity: a bound of 0 (``min=0``) is a constraint too, unlike None or False.
+    return value is not None and value is not False
+
+
 def _is_plain(descriptor: Any) -> bool:
     info = descriptor.parameter_info
     return (
         descriptor.annotation in _PLAIN
         and descriptor.file_annotation is None
-        and not any(getattr(info, name, None) for name in _CONSTRAINTS)
+        and not any(_set(getattr(info, name, None)) for name in _CONSTRAINTS)
         and not getattr(info, "allow_dash", False)
         and not getattr(info, "resolve_path", False)
     )
