@@ -17,7 +17,7 @@ import subprocess
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,14 +112,19 @@ def pg_server() -> Iterator[Server]:
 
 
 @pytest.fixture
-def pg_url(pg_server: Server) -> Iterator[str]:
-    """A fresh, empty database on the test server, dropped after the test."""
-    name = "hearth_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(pg_server.url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    try:
-        yield pg_server.url_for(name)
-    finally:
+def new_db(pg_server: Server) -> Iterator[Callable[[], str]]:
+    """Make fresh, empty databases on the test server; all are dropped after the test."""
+    made: list[str] = []
+
+    def make() -> str:
+        name = "hearth_" + uuid.uuid4().hex[:12]
+        with psycopg.connect(pg_server.url, autocommit=True) as conn:
+            conn.execute(f"CREATE DATABASE {name}")
+        made.append(name)
+        return pg_server.url_for(name)
+
+    yield make
+    for name in made:
         for _ in range(50):
             try:
                 with psycopg.connect(pg_server.url, autocommit=True) as conn:
@@ -127,3 +132,9 @@ def pg_url(pg_server: Server) -> Iterator[str]:
                 break
             except psycopg.Error:
                 time.sleep(0.1)
+
+
+@pytest.fixture
+def pg_url(new_db: Callable[[], str]) -> str:
+    """A fresh, empty database on the test server, dropped after the test."""
+    return new_db()

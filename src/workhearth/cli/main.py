@@ -17,6 +17,7 @@ from workhearth.cli import serve as serve_cmd
 from workhearth.cli import sessions as sessions_cmd
 from workhearth.cli import shell as shell_cmd
 from workhearth.cli import skills as skills_cmd
+from workhearth.cli import team as team_cmd
 from workhearth.cli import trash as trash_cmd
 from workhearth.cli import workspace as workspace_cmd
 from workhearth.cli.help import HearthTyper
@@ -35,6 +36,7 @@ app.add_typer(models_cmd.app, name="models")
 app.add_typer(shell_cmd.app, name="shell")
 app.add_typer(skills_cmd.app, name="skills")
 app.add_typer(trash_cmd.app, name="trash")
+app.add_typer(team_cmd.app, name="team")
 app.command("run")(run_cmd.run)
 app.command("resume")(run_cmd.resume)
 app.command("audit")(audit_cmd.audit)

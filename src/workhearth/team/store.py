@@ -70,7 +70,12 @@ def check_url(url: str) -> str:
     if psycopg is None:
         raise HearthError("the team store needs the team extra: pip install 'workhearth[team]'")
     if not url.startswith(("postgresql://", "postgres://")):
-        raise UsageError(f"--store must be a postgresql://… URL, not {url[:80]!r}")
+        raise UsageError("--store must be a postgresql://… URL")
+    try:
+        psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.Error:
+        # Why no detail: libpq's parse errors quote the whole URL, password included.
+        raise UsageError("--store is not a valid postgresql://… URL") from None
     return url
 
 

@@ -1,0 +1,84 @@
+"""``hearth team user add|remove|list [NAME] --store postgresql://…`` (DESIGN §6)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from workhearth.cli.help import HearthTyper
+from workhearth.cli.output import JsonOpt, print_json, table, when
+
+app = HearthTyper(help="The team bank on a PostgreSQL server.", no_args_is_help=True)
+user_app = HearthTyper(help="Team users and their tokens.", no_args_is_help=True)
+app.add_typer(user_app, name="user")
+
+StoreOpt = Annotated[
+    str,
+    typer.Option(
+        "--store",
+        metavar="postgresql://…",
+        help="The team store's PostgreSQL URL.",
+        show_default=False,
+    ),
+]
+NameArg = Annotated[str, typer.Argument(metavar="NAME")]
+
+
+def _connect(store: str):  # -> psycopg.Connection, migrated and checked
+    # Why lazy: psycopg is the optional team extra, and costs every other command nothing.
+    from workhearth.team.schema import prepare
+    from workhearth.team.store import connect
+
+    conn = connect(store)
+    try:
+        prepare(conn)
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+@user_app.command()
+def add(name: NameArg, store: StoreOpt, json: JsonOpt = False) -> None:
+    """Create a user and print their token (shown this once; only its hash is kept)."""
+    from workhearth.team.users import add_user
+
+    with _connect(store) as conn:
+        token = add_user(conn, name)
+    if json:
+        print_json({"name": name, "token": token})
+    else:
+        print(f"added team user {name}; their token (shown once, keep it safe):")
+        print(token)
+
+
+@user_app.command()
+def remove(name: NameArg, store: StoreOpt, json: JsonOpt = False) -> None:
+    """Delete a user and everything stored of theirs, in one transaction."""
+    from workhearth.team.users import remove_user
+
+    with _connect(store) as conn:
+        entries = remove_user(conn, name)
+    if json:
+        print_json({"name": name, "entries": entries})
+    else:
+        print(f"removed team user {name} and their {entries} memory entries")
+
+
+@user_app.command("list")
+def list_(store: StoreOpt, json: JsonOpt = False) -> None:
+    """The team's users (never their tokens)."""
+    from workhearth.team.users import list_users
+
+    with _connect(store) as conn:
+        users = list_users(conn)
+    if json:
+        print_json(users)
+    elif not users:
+        print("no team users yet: hearth team user add NAME --store …")
+    else:
+        table(
+            ["name", "added", "entries"],
+            [[u["name"], when(u["created"]), u["entries"]] for u in users],
+        )
