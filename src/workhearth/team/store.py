@@ -250,9 +250,9 @@ class PgBank:
     def _replay(self, cur: psycopg.Cursor, owner: str, entry_id: str) -> Entry:
         found = self._load(cur, owner, [entry_id], deleted=True)
         if not found:
-            # Why: the user was removed and re-added under the same name? No: removal
-            # drops idempotency rows too; this is an entry deleted for good.
             raise NotFoundError(NOT_FOUND)
+        # Why deleted ones too: a resend after the user deleted the entry must
+        # neither bring it back nor fail; it answers with what the first save made.
         found[0].existed = True
         return found[0]
 
