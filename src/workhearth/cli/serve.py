@@ -63,7 +63,7 @@ def _remote_hosts(host: str) -> frozenset[str]:
         hostname = socket.gethostname()
         names.add(hostname.lower())
         try:
-            names.update(info[4][0] for info in socket.getaddrinfo(hostname, None))
+            names.update(str(info[4][0]) for info in socket.getaddrinfo(hostname, None))
         except OSError:
             pass
     return frozenset(names)
@@ -77,7 +77,7 @@ def _can_open_browser() -> bool:
 
 
 def _server_class(uvicorn: Any) -> Any:
-    class Server(uvicorn.Server):  # type: ignore[misc,name-defined]
+    class Server(uvicorn.Server):
         @contextlib.contextmanager
         def capture_signals(self) -> Iterator[None]:
             # Why: uvicorn re-raises SIGTERM after its graceful shutdown, so the process
