@@ -45,6 +45,12 @@ class Workhearth:
     def memory(self) -> Memory:
         from workhearth.memory.api import Memory
 
+        if self.config.bank.url:
+            # Why here: one seam gives the CLI, the agent's tools and scripts the team
+            # bank when [bank] url is set (workhearth.team.facade says what goes where).
+            from workhearth.team.facade import BankMemory
+
+            return BankMemory(self.paths, self.workspace, self.config.memory, self.config.bank)
         return Memory(self.paths, self.workspace, self.config.memory)
 
     @cached_property

@@ -239,6 +239,70 @@ def _mcp_config(section: Mapping[str, object], path: Path) -> McpConfig:
 
 
 @dataclass(frozen=True)
+class BankConfig:
+    """``[bank]``: a remote team bank this machine saves to and searches (issue #13).
+
+    ``url`` is the ``hearth serve --store`` server; the token comes from the
+    variable named by ``token_env`` (default ``HEARTH_BANK_TOKEN``) or from
+    ``token_file``, never from ``config.toml`` itself. ``token`` is None when that
+    source is empty: the bank says so, naming ``token_source``, when first used.
+    """
+
+    url: str | None = None
+    token: str | None = field(default=None, repr=False)
+    token_source: str = ""
+    timeout: float = 10.0
+    source: str = ""  # the config file it came from, for messages
+
+
+_BANK_KEYS = frozenset({"url", "token_env", "token_file", "timeout"})
+BANK_TOKEN_ENV = "HEARTH_BANK_TOKEN"
+
+
+def _bank_config(section: Mapping[str, object], env: Mapping[str, str], path: Path) -> BankConfig:
+    where = f"{path}: [bank]"
+    if "token" in section:
+        raise ConfigError(
+            f"{where} must not hold the token itself: name a variable with token_env "
+            "or a file with token_file"
+        )
+    unknown = sorted(set(section) - _BANK_KEYS)
+    if unknown:
+        raise ConfigError(f"{where} has unknown keys: {', '.join(unknown)}")
+    url = section.get("url")
+    if url is None:
+        return BankConfig(source=str(path))
+    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
+        raise ConfigError(f"{where} url must be an http:// or https:// URL")
+    if "token_env" in section and "token_file" in section:
+        raise ConfigError(f"{where} takes token_env or token_file, not both")
+    for key in ("token_env", "token_file"):
+        if key in section and (not isinstance(section[key], str) or not section[key]):
+            raise ConfigError(f"{where} {key} must be a non-empty string")
+    token: str | None
+    if "token_file" in section:
+        token_path = Path(str(section["token_file"])).expanduser()
+        if not token_path.is_absolute():
+            token_path = path.parent / token_path
+        source = f"the token file {token_path} ([bank] token_file in {path})"
+        try:
+            token = token_path.read_text(encoding="utf-8").strip() or None
+        except (OSError, UnicodeDecodeError):
+            token = None
+    else:
+        name = str(section.get("token_env") or BANK_TOKEN_ENV)
+        source = f"the variable {name} ([bank] in {path})"
+        token = env.get(name, "").strip() or None
+    return BankConfig(
+        url=url.rstrip("/"),
+        token=token,
+        token_source=source,
+        timeout=_seconds(section.get("timeout", 10.0), f"{where} timeout"),
+        source=str(path),
+    )
+
+
+@dataclass(frozen=True)
 class Config:
     home: Path
     fsync: FsyncPolicy = "turn"
@@ -247,6 +311,7 @@ class Config:
     models: ModelsConfig = ModelsConfig()
     retention: RetentionConfig = RetentionConfig()
     mcp: McpConfig = McpConfig()
+    bank: BankConfig = BankConfig()
     raw: Mapping[str, object] = field(default_factory=dict, repr=False)
     # ``[ui] language`` ("zh" | "en"), default from the locale; the user's home
     # folder (for ~/.agents/skills, ~/.claude/skills), from HOME.
@@ -496,6 +561,7 @@ def load_config(
         ),
         retention=_retention_config(_section(raw, "retention", cfg_path), cfg_path),
         mcp=_mcp_config(_section(raw, "mcp", cfg_path), cfg_path),
+        bank=_bank_config(_section(raw, "bank", cfg_path), env, cfg_path),
         language=_language(_section(raw, "ui", cfg_path), env, cfg_path),
         user_home=Path(env["HOME"]) if env.get("HOME") else None,
         raw=raw,

@@ -97,6 +97,43 @@ def status(json: JsonOpt = False) -> None:
         for item in info.get("decoded", []):
             print(f"note: {layer}:{item['path']}: {item['note']}")
     print(f"maintenance: {data['maintenance']}")
+    if "bank" in data:
+        bank = data["bank"]
+        print(
+            f"team bank {bank['url']}: {bank['queued']} queued, "
+            f"{bank['dead_letters']} dead letters ({bank['outbox']})"
+        )
+
+
+@app.command()
+def sync(json: JsonOpt = False) -> None:
+    """Send the saves queued for the team bank ([bank] url) and show what is left."""
+    from workhearth.team.facade import BankMemory
+
+    memory = hearth().memory
+    if not isinstance(memory, BankMemory):
+        raise UsageError("no team bank is configured: set [bank] url in config.toml")
+    report = memory.send_queued()
+    if json:
+        print_json(report.as_dict())
+    else:
+        print(f"sent {len(report.sent)} queued saves to {report.url}")
+        for dead in report.dead:
+            print(f"dead letter {dead['key']}: {dead['error']}: {dead['content'][:60]!r}")
+        if report.queued:
+            print(f"{len(report.queued)} still queued: {report.problem}")
+        if report.dead_total:
+            print(f"{report.dead_total} dead letters in {memory.outbox.dead_path}")
+        if report.other_urls:
+            print(f"{report.other_urls} saves queued for another bank url wait in the outbox")
+    # Why fail: a script (or cron) running sync must see that saves are still waiting
+    # or were refused.
+    if report.dead:
+        raise HearthError(
+            f"the team bank refused {len(report.dead)} saves: kept in {memory.outbox.dead_path}"
+        )
+    if report.queued:
+        raise HearthError(f"{len(report.queued)} saves still queued: {report.problem}")
 
 
 @app.command()
@@ -127,6 +164,10 @@ def save(
     )
     if json:
         print_json(entry.as_dict())
+    elif entry.layer == "queued":
+        problem = getattr(hearth().memory, "last_sync", None)
+        why = f" ({problem.problem})" if problem and problem.problem else ""
+        print(f"queued {entry.id} for the team bank{why}; `hearth memory sync` sends it")
     elif entry.existed:
         print(f"already saved as {entry.id} in {entry.layer}:{entry.path}:{entry.line}")
     else:
