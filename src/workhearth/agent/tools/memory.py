@@ -82,5 +82,9 @@ def memory_save(
             source="agent",
             pending=pending,
         )
+    if entry.layer == "queued":
+        # Why: with a team bank ([bank] url) that is unreachable, the save waits in
+        # the local outbox; the model must not claim it is in the bank yet.
+        return f"Queued the memory save for the team bank (it is sent when the bank answers): {entry.id}"
     state = "pending the user's confirmation" if entry.pending else "confirmed by the user"
     return f"Saved memory entry {entry.id} ({entry.level}, {state})"
