@@ -7,6 +7,7 @@ list, edit, delete with provenance) work on the same entries in the same files.
 from __future__ import annotations
 
 import builtins  # Why: Memory.list shadows list in the class body's annotations
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import replace
@@ -30,6 +31,7 @@ from workhearth.memory.evict import evict
 from workhearth.memory.files import (
     LAYERS,
     MEMORY_FILE,
+    META_FILE,
     USER_FILE,
     Layer,
     daily_file,
@@ -49,6 +51,9 @@ if TYPE_CHECKING:
     from workhearth.models.base import ChatModel
 
 REFRESH_SECONDS = 2.0
+# Why: file times tick coarsely (a jiffy, up to 10 ms): a file stat'ed this close to its
+# last change may change again without its mtime moving, so that look is not trusted.
+RACY_NS = 10_000_000
 
 
 class Memory:
@@ -62,6 +67,7 @@ class Memory:
         }
         self._stores: dict[Layer, LayerStore] = {}
         self._fresh_until = 0.0
+        self._last_look: tuple[tuple[Any, ...], int] | None = None
 
     # ---------------------------------------------------------------- layers
     def folder(self, layer: Layer = "project") -> Path:
@@ -103,6 +109,53 @@ class Memory:
     def _refresh(self) -> None:
         if time.monotonic() >= self._fresh_until:
             self.index()
+
+    def stale(self) -> bool:
+        """Whether :meth:`sync` has catching up to do: stat calls only, no reads."""
+        taken = time.time_ns()
+        state = self._disk_state()
+        last = self._last_look
+        if last is not None and state == last[0] and _newest(state) < last[1] - RACY_NS:
+            self._last_look = (state, taken)
+            self._fresh_until = time.monotonic() + REFRESH_SECONDS
+            return False
+        return True
+
+    def sync(self) -> bool:
+        """Catch up with what another process or an editor changed; cheap when nothing did.
+
+        For a long-lived object (``hearth serve``): each layer's Markdown files and
+        meta are compared by (inode, mtime_ns, size) with the last look; on any
+        change the cached meta is dropped and the index brought up to date.
+        Returns whether it had to.
+        """
+        if not self.stale():
+            return False
+        self._last_look = (self._disk_state(), time.time_ns())
+        for store in self._stores.values():
+            store._meta = None  # Why: re-read at next use, as under the layer lock
+        for name in LAYERS:
+            if self.folder(name).is_dir():
+                # Why not index(): its clean-up takes the layer lock, so a read would
+                # wait for a save in progress (whose meta is written before its Markdown).
+                self.store(name).index.update()
+        self._fresh_until = time.monotonic() + REFRESH_SECONDS
+        return True
+
+    def _disk_state(self) -> tuple[Any, ...]:
+        state: list[Any] = []
+        for name in LAYERS:
+            folder = self._folders[name]
+            files = sorted(
+                (rel, st.st_ino, st.st_mtime_ns, st.st_size) for rel, st in markdown_files(folder)
+            )
+            try:
+                st = os.stat(folder / META_FILE)
+                meta: tuple[Any, ...] = ("", st.st_ino, st.st_mtime_ns, st.st_size)
+            except OSError:
+                meta = ()
+            state.append((tuple(files), meta))
+        return tuple(state)
 
     def search(
         self, query: str, limit: int = DEFAULT_LIMIT, layer: Layer | None = None
@@ -364,6 +417,11 @@ class Memory:
         from workhearth.memory import reflect as reflection
 
         return reflection.reflect(self, model, now=now, layer=layer)
+
+
+def _newest(state: tuple[Any, ...]) -> int:
+    """The latest mtime_ns in a :meth:`Memory._disk_state`."""
+    return max((f[2] for files, meta in state for f in (*files, meta) if f), default=0)
 
 
 def _tagged(store: LayerStore, query: str, found: list[Hit], limit: int) -> list[Hit]:

@@ -35,7 +35,7 @@ from workhearth.errors import (
     StorageError,
     UsageError,
 )
-from workhearth.server.deps import allowed_methods, require_auth
+from workhearth.server.deps import MemoryPool, allowed_methods, require_auth
 from workhearth.server.routes import audit, memory, sessions, skills, trash
 from workhearth.server.schemas import BODY_MAX, COMMON, ID_MAX, ErrorOut, InfoOut, LoginIn, errors
 from workhearth.server.security import COOKIE, SESSION_TTL, Auth, Guard
@@ -108,6 +108,7 @@ def create_app(
         finally:
             if app.state.tasks is not None:
                 app.state.tasks.close()
+            app.state.memories.close()
 
     app = FastAPI(
         title="workhearth",
@@ -122,6 +123,7 @@ def create_app(
     app.state.config = config
     app.state.workspace = (workspace or Path.cwd()).absolute()
     app.state.auth = auth
+    app.state.memories = MemoryPool(config)
     app.state.tasks = (
         tasks_mod.TaskManager(config, app.state.workspace, env) if tasks_mod is not None else None
     )

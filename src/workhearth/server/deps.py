@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+import threading
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Iterator
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated
 
@@ -12,7 +15,9 @@ from fastapi import FastAPI, HTTPException, Query, Request
 from starlette.routing import compile_path
 
 from workhearth.app import Workhearth
+from workhearth.config import Config
 from workhearth.errors import UsageError
+from workhearth.memory.api import Memory
 from workhearth.server.schemas import PATH_MAX
 from workhearth.server.security import COOKIE, Auth
 
@@ -38,8 +43,11 @@ def allowed_methods(app: FastAPI, path: str) -> set[str]:
     return found[min(found)] if found else set()
 
 
-def require_auth(request: Request) -> None:
-    """Bearer token or the login cookie; anything else is a 401 that says how to log in."""
+async def require_auth(request: Request) -> None:
+    """Bearer token or the login cookie; anything else is a 401 that says how to log in.
+
+    Why async: it only compares strings; a sync dependency costs a worker-thread hop.
+    """
     auth: Auth = request.app.state.auth
     if not auth.allowed(request.headers.get("authorization"), request.cookies.get(COOKIE)):
         raise HTTPException(
@@ -61,22 +69,183 @@ def workspace_path(request: Request, workspace: str | None) -> Path:
     return path
 
 
-@contextlib.contextmanager
-def open_hearth(request: Request, workspace: str | None) -> Iterator[Workhearth]:
-    """A library object for this request's workspace, closed when the request ends.
+_Slot = tuple[threading.Semaphore, list[Memory]]
 
-    Why per request: the index connection and the meta cache of a long-lived object
-    would not see a save made meanwhile by the CLI or an editor for up to the
-    refresh interval; a fresh one reads what is on disk now.
+
+class MemoryPool:
+    """Long-lived :class:`Memory` objects per workspace, each lent to one request at a time.
+
+    Why: opening one per request (SQLite, pragmas, index refresh, meta parse) cost
+    more than the search itself. Why not one shared object: a Memory caches meta and
+    holds one SQLite connection, neither made for two threads at once; writers still
+    exclude each other across objects (the layer lock is an ``flock`` per open file,
+    which holds between threads too). Why at most ``READERS`` (and ``WRITERS``, apart,
+    so a save waiting on its fsyncs holds up no search): memory work is CPU under
+    one GIL, so more threads at it only trade the GIL back and forth, and every
+    object re-reads the meta after each save. Each loan starts with
+    :meth:`Memory.sync` (stat calls), so what the CLI or an editor changed is seen
+    by the next request.
     """
-    wh = Workhearth(config=request.app.state.config, workspace=workspace_path(request, workspace))
-    try:
-        yield wh
-    finally:
-        if "memory" in wh.__dict__:
-            wh.memory.close()
+
+    READERS = 1
+    WRITERS = 1
+    WORKSPACES = 16
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._lock = threading.Lock()
+        self._slots: OrderedDict[tuple[Path, bool], _Slot] = OrderedDict()
+        self._writing: dict[Path, int] = {}  # writes in progress, per workspace
+        self._closed = False
+
+    def _slot(self, key: tuple[Path, bool]) -> _Slot:
+        dropped: list[Memory] = []
+        with self._lock:
+            slot = self._slots.get(key)
+            if slot is None:
+                gate = threading.Semaphore(self.WRITERS if key[1] else self.READERS)
+                slot = self._slots[key] = (gate, [])
+                while len(self._slots) > 2 * self.WORKSPACES:
+                    # Why only idle objects: one on loan goes back to a slot nobody holds
+                    # and is closed by the garbage collector with its connection.
+                    _, (_, idle) = self._slots.popitem(last=False)
+                    dropped += idle
+                    idle.clear()
+            self._slots.move_to_end(key)
+        for m in dropped:
+            m.close()
+        return slot
+
+    @contextlib.contextmanager
+    def use(self, workspace: Path, *, write: bool = False) -> Iterator[Memory]:
+        """Borrow a Memory of ``workspace``; ``write`` for a request that changes memory."""
+        gate, idle = self._slot((workspace, write))
+        with gate, self._counting(workspace, write):
+            with self._lock:
+                memory = idle.pop() if idle else None
+            if memory is None:
+                memory = Memory(self.config.paths, workspace, self.config.memory)
+            try:
+                memory.sync()
+                yield memory
+            except BaseException:
+                # Why: a write that failed half-way may leave the object's caches behind the disk.
+                memory.close()
+                raise
+            self._keep(idle, memory)
+
+    @contextlib.contextmanager
+    def _counting(self, workspace: Path, write: bool) -> Iterator[None]:
+        if not write:
+            yield
+            return
+        with self._lock:
+            self._writing[workspace] = self._writing.get(workspace, 0) + 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._writing[workspace] -= 1
+
+    @contextlib.contextmanager
+    def ready(self, workspace: Path) -> Iterator[Memory | None]:
+        """The reader, synced, if it is free right now, else None (then use :meth:`use`).
+
+        Why: a search is quick (~1 ms of CPU) and runs best on the event loop itself:
+        a worker thread per search costs as much again in thread hops and GIL
+        hand-offs, which under load (saves in other threads) made searches queue for
+        seconds. Catching up after a save (meta re-read, index patch) costs a few ms
+        more and is done here too: measured, moving it to a thread made the p99 worse.
+        A first open (or a busy reader) goes to :meth:`use` in a worker thread.
+        """
+        gate, idle = self._slot((workspace, False))
+        if not gate.acquire(blocking=False):
+            yield None
+            return
+        try:
+            with self._lock:
+                memory = idle.pop() if idle else None
+            if memory is None:
+                yield None
+                return
+            if not self._writing.get(workspace):
+                # Why skip while this server writes: the write is not acknowledged yet,
+                # so the view before it is a right answer, and catching up now would
+                # race the writer for the index (and wait for it, on the event loop).
+                memory.sync()
+            try:
+                yield memory
+            except BaseException:
+                memory.close()
+                raise
+            self._keep(idle, memory)
+        finally:
+            gate.release()
+
+    def _keep(self, idle: list[Memory], memory: Memory) -> None:
+        with self._lock:
+            if not self._closed:
+                idle.append(memory)
+                return
+        memory.close()
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            slots, self._slots = self._slots, OrderedDict()
+        for _, idle in slots.values():
+            for m in idle:
+                m.close()
 
 
-def hearth_dep(request: Request, workspace: WorkspaceQuery = None) -> Iterator[Workhearth]:
+class _PooledHearth(Workhearth):
+    """A request's library object whose memory is borrowed from the pool on first use."""
+
+    def __init__(
+        self,
+        config: Config,
+        workspace: Path,
+        pool: MemoryPool,
+        stack: contextlib.ExitStack,
+        write: bool,
+    ) -> None:
+        super().__init__(config=config, workspace=workspace)
+        self._pool = pool
+        self._stack = stack
+        self._write = write
+
+    @cached_property
+    def memory(self) -> Memory:
+        return self._stack.enter_context(self._pool.use(self.workspace, write=self._write))
+
+
+@contextlib.contextmanager
+def open_hearth(
+    request: Request, workspace: str | None, *, write: bool = False
+) -> Iterator[Workhearth]:
+    """A library object for this request's workspace; its memory goes back to the pool after.
+
+    ``write``: the request changes memory (save, edit, delete, restore).
+    """
+    path = workspace_path(request, workspace)
+    with contextlib.ExitStack() as stack:
+        yield _PooledHearth(
+            request.app.state.config, path, request.app.state.memories, stack, write
+        )
+
+
+async def hearth_dep(
+    request: Request, workspace: WorkspaceQuery = None
+) -> AsyncIterator[Workhearth]:
+    """Why async: making the object costs one stat; the memory is borrowed (and synced)
+    by the route's own thread on first use, so the dependency needs no thread hops."""
     with open_hearth(request, workspace) as wh:
+        yield wh
+
+
+async def writer_dep(
+    request: Request, workspace: WorkspaceQuery = None
+) -> AsyncIterator[Workhearth]:
+    """As :func:`hearth_dep`, for a route that changes memory."""
+    with open_hearth(request, workspace, write=True) as wh:
         yield wh

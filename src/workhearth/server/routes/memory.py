@@ -9,11 +9,21 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
 
 from workhearth.app import Workhearth
 from workhearth.errors import NotFoundError, UsageError
+from workhearth.memory.api import Memory
 from workhearth.memory.search import DEFAULT_LIMIT
-from workhearth.server.deps import allowed_methods, hearth_dep, open_hearth
+from workhearth.server.deps import (
+    MemoryPool,
+    WorkspaceQuery,
+    allowed_methods,
+    hearth_dep,
+    open_hearth,
+    workspace_path,
+    writer_dep,
+)
 from workhearth.server.schemas import (
     LIMIT_MAX,
     LIST_LIMIT_MAX,
@@ -30,7 +40,10 @@ router = APIRouter(prefix="/v1/memory", tags=["memory"])
 NOT_FOUND = "no such memory entry"
 # Why no length limit: an over-long id is malformed, and malformed ids get the same 404.
 EntryId = Annotated[str, Path(description="The entry's id.")]
-Hearth = Annotated[Workhearth, Depends(hearth_dep)]
+# Why scope="function": the memory goes back to the pool when the route returns, not
+# after the response is sent.
+Hearth = Annotated[Workhearth, Depends(hearth_dep, scope="function")]
+Writer = Annotated[Workhearth, Depends(writer_dep, scope="function")]
 
 
 class MemoryNotFound(NotFoundError):
@@ -46,7 +59,7 @@ class MemoryNotFound(NotFoundError):
 )
 def save(body: MemorySaveIn, request: Request, response: Response) -> dict:
     """Save a confirmed sentence (secrets refused unless ``redact``)."""
-    with open_hearth(request, body.workspace) as wh:
+    with open_hearth(request, body.workspace, write=True) as wh:
         entry = wh.memory.save(
             body.content,
             level=body.level,
@@ -60,15 +73,31 @@ def save(body: MemorySaveIn, request: Request, response: Response) -> dict:
 
 
 @router.get("/search", response_model=SearchOut)
-def search(
-    wh: Hearth,
+async def search(
+    request: Request,
     q: Annotated[str, Query(max_length=QUERY_MAX, description="Words to find.")],
     limit: Annotated[int, Query(ge=1, le=LIMIT_MAX)] = DEFAULT_LIMIT,
+    workspace: WorkspaceQuery = None,
 ) -> dict:
     """Best hits first; a search that finds nothing is a 200 with an empty list."""
     if not q.strip():
         return {"results": []}
-    return {"results": [h.as_dict() for h in wh.memory.search(q, limit=limit)]}
+    path = workspace_path(request, workspace)
+    pool: MemoryPool = request.app.state.memories
+    # Why on the event loop when it can: see MemoryPool.ready.
+    with pool.ready(path) as memory:
+        if memory is not None:
+            return _search(memory, q, limit)
+
+    def in_thread() -> dict:
+        with pool.use(path) as memory:
+            return _search(memory, q, limit)
+
+    return await run_in_threadpool(in_thread)
+
+
+def _search(memory: Memory, q: str, limit: int) -> dict:
+    return {"results": [h.as_dict() for h in memory.search(q, limit=limit)]}
 
 
 @router.get("", response_model=EntryListOut)
@@ -84,7 +113,7 @@ def list_entries(
 
 
 @router.patch("/{entry_id}", response_model=EntryOut, responses=errors(404))
-def edit(entry_id: EntryId, body: MemoryEditIn, wh: Hearth) -> dict:
+def edit(entry_id: EntryId, body: MemoryEditIn, wh: Writer) -> dict:
     """Replace an entry's text (its id stays); confirms a pending entry."""
     try:
         return wh.memory.edit(entry_id, body.content, redact=body.redact).as_dict()
@@ -93,7 +122,7 @@ def edit(entry_id: EntryId, body: MemoryEditIn, wh: Hearth) -> dict:
 
 
 @router.delete("/{entry_id}", status_code=204, response_class=Response, responses=errors(404))
-def delete(entry_id: EntryId, wh: Hearth) -> Response:
+def delete(entry_id: EntryId, wh: Writer) -> Response:
     """Remove an entry (a copy is kept in ``.memory_evicted.log``; restore brings it back)."""
     try:
         wh.memory.delete(entry_id)
@@ -103,7 +132,7 @@ def delete(entry_id: EntryId, wh: Hearth) -> Response:
 
 
 @router.post("/{entry_id}/restore", response_model=EntryOut, responses=errors(404, 409))
-def restore(entry_id: EntryId, wh: Hearth) -> dict:
+def restore(entry_id: EntryId, wh: Writer) -> dict:
     """Undo a committed delete: the entry comes back under its id."""
     try:
         return wh.memory.restore(entry_id).as_dict()

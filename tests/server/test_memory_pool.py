@@ -1,0 +1,100 @@
+"""The server keeps its memory objects between requests and still sees every change on disk."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import orjson
+
+from tests.server.conftest import Served
+
+
+def _search(served: Served, q: str) -> list[dict]:
+    r = served.api.get("/v1/memory/search", params={"q": q})
+    assert r.status_code == 200, r.text
+    return r.json()["results"]
+
+
+def _memory_file(served: Served):
+    return served.library().memory.folder("project") / "MEMORY.md"
+
+
+def test_searches_reuse_one_memory_object(served: Served) -> None:
+    served.api.post("/v1/memory", json={"content": "The invoice run is on Fridays"})
+    seen = []
+    for _ in range(3):
+        assert _search(served, "invoice")
+        (_gate, idle) = served.app.state.memories._slots[(served.workspace, False)]
+        seen.append(id(idle[0]))
+    assert len(set(seen)) == 1
+
+
+def test_an_editor_append_is_seen_by_the_next_search(served: Served) -> None:
+    served.api.post("/v1/memory", json={"content": "The printer is on floor two"})
+    assert _search(served, "zebra") == []
+    with _memory_file(served).open("a", encoding="utf-8") as f:
+        f.write("\nThe zebra crossing outside is repainted in May.\n")
+    assert [h["text"] for h in _search(served, "zebra")]
+
+
+def test_a_same_size_rewrite_at_the_same_mtime_is_seen(served: Served) -> None:
+    """The racy case: size, inode and mtime all unchanged, the file looked at as it changed."""
+    served.api.post("/v1/memory", json={"content": "The backup disk is labelled walrus"})
+    path = _memory_file(served)
+    # Why a time ahead of now: the last look happens "while the file changes", as
+    # when an editor writes in the same clock tick that a request stats the file.
+    ahead = time.time_ns() + 5_000_000_000
+    os.utime(path, ns=(ahead, ahead))
+    assert _search(served, "walrus")
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"walrus", b"pelican"))
+    os.utime(path, ns=(ahead, ahead))
+    assert _search(served, "pelican")
+    assert _search(served, "walrus") == []
+
+
+def test_a_tag_added_to_the_meta_by_hand_is_seen_by_the_next_search(served: Served) -> None:
+    entry = served.api.post("/v1/memory", json={"content": "Vendor contracts renew in March"})
+    assert _search(served, "procurement") == []
+    meta_path = _memory_file(served).parent / "memory_meta.json"
+    meta = orjson.loads(meta_path.read_bytes())
+    meta["entries"][entry.json()["id"]]["tags"] = ["procurement"]
+    meta_path.write_bytes(orjson.dumps(meta))
+    hits = _search(served, "procurement")
+    assert [h["entry_id"] for h in hits] == [entry.json()["id"]]
+    assert hits[0]["tags"] == ["procurement"]
+
+
+def test_concurrent_saves_and_searches_lose_nothing(served: Served) -> None:
+    ids: list[str] = []
+    errors: list[str] = []
+
+    def saver(n: int) -> None:
+        for i in range(8):
+            r = served.api.post("/v1/memory", json={"content": f"Fact {n}-{i}: desk {n * 100 + i}"})
+            if r.status_code == 201:
+                ids.append(r.json()["id"])
+            else:
+                errors.append(r.text)
+
+    def searcher() -> None:
+        for _ in range(20):
+            r = served.api.get("/v1/memory/search", params={"q": "desk"})
+            if r.status_code != 200:
+                errors.append(r.text)
+
+    threads = [threading.Thread(target=saver, args=(n,)) for n in range(6)]
+    threads += [threading.Thread(target=searcher) for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(set(ids)) == 48
+    library = served.library().memory
+    for entry_id in ids:
+        assert library.get(entry_id).id == entry_id
+    listed = served.api.get("/v1/memory", params={"limit": 100}).json()["entries"]
+    assert {e["id"] for e in listed} == set(ids)
