@@ -16,7 +16,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from _scriptkit import Parser, ScriptError, atomic_path, input_file, output_file, run
+from _docx_common import input_file, output_file
+
+from workhearth.skills.scriptkit import OneLineParser, UserError, atomic_path, run
 
 NAME = "convert_to_pdf.py"
 SUFFIXES = (".docx", ".doc", ".odt", ".rtf", ".xlsx", ".xls", ".ods", ".pptx", ".ppt", ".odp")
@@ -30,17 +32,17 @@ MISSING = (
 def find_soffice(explicit: str | None) -> str:
     if explicit:
         if not (Path(explicit).is_file() and os.access(explicit, os.X_OK)):
-            raise ScriptError(f"not an executable soffice program: {explicit}")
+            raise UserError(f"not an executable soffice program: {explicit}")
         return explicit
     for name in ("soffice", "libreoffice"):
         found = shutil.which(name)
         if found:
             return found
-    raise ScriptError(MISSING)
+    raise UserError(MISSING)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = Parser(
+    p = OneLineParser(
         prog=NAME, description="Convert a .docx (or .odt, .xlsx, .pptx…) to PDF with LibreOffice."
     )
     p.add_argument("input", help="document to convert, e.g. report.docx")
@@ -60,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         args.output or str(src.with_suffix(".pdf")), (".pdf",), force=args.force, inputs=(src,)
     )
     if args.timeout <= 0:
-        raise ScriptError("--timeout must be a positive number of seconds")
+        raise UserError("--timeout must be a positive number of seconds")
     soffice = find_soffice(args.soffice)
 
     with tempfile.TemporaryDirectory(prefix="hearth-soffice-") as tmp:
@@ -86,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
         _convert(cmd, args.timeout)
         produced = outdir / "document.pdf"
         if not produced.is_file() or produced.stat().st_size == 0:
-            raise ScriptError(f"LibreOffice produced no PDF for {src} (is it a valid document?)")
+            raise UserError(f"LibreOffice produced no PDF for {src} (is it a valid document?)")
         with atomic_path(out) as target:
             shutil.copyfile(produced, target)
     print(f"wrote {out} ({out.stat().st_size} bytes)")
@@ -107,12 +109,12 @@ def _convert(cmd: list[str], timeout: float) -> None:
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        raise ScriptError(
+        raise UserError(
             f"LibreOffice did not finish within {timeout:g} s (raise --timeout)"
         ) from None
     if proc.returncode != 0:
         detail = err.decode("utf-8", "replace").strip().splitlines()
-        raise ScriptError(
+        raise UserError(
             f"LibreOffice failed (exit {proc.returncode}){': ' + detail[-1] if detail else ''}"
         )
 

@@ -14,7 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from _scriptkit import Parser, ScriptError, atomic_path, input_file, open_docx, output_file, run
+from _docx_common import input_file, open_docx, output_file
+
+from workhearth.skills.scriptkit import OneLineParser, UserError, atomic_path, run
 
 NAME = "extract_content.py"
 CODE_STYLES = ("Code Block", "Code", "HTML Preformatted", "Source Code")
@@ -22,7 +24,9 @@ HEADING_STYLE = re.compile(r"^(?:heading|标题)\s*(\d)$", re.IGNORECASE)
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = Parser(prog=NAME, description="Extract text, headings, tables and images from a .docx.")
+    p = OneLineParser(
+        prog=NAME, description="Extract text, headings, tables and images from a .docx."
+    )
     p.add_argument("input", help="the .docx to read")
     p.add_argument("-o", "--output", help="file to write (.json or .md); default: print to stdout")
     p.add_argument(
@@ -43,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
         out = output_file(args.output, (".json", ".md", ".txt"), force=args.force, inputs=(src,))
     images_dir = Path(args.images_dir) if args.images_dir else None
     if images_dir is not None and images_dir.exists() and not images_dir.is_dir():
-        raise ScriptError(f"--images-dir is not a folder: {images_dir}")
+        raise UserError(f"--images-dir is not a folder: {images_dir}")
 
     document = open_docx(src)
     result = extract(document, src)
@@ -216,7 +220,7 @@ def _save_images(document: Any, result: dict[str, Any], folder: Path, *, force: 
         ext = Path(str(part.partname)).suffix.lower() or ".bin"
         target = folder / f"image{image['index']}{ext}"
         if target.exists() and not force:
-            raise ScriptError(f"image exists (use --force to overwrite): {target}")
+            raise UserError(f"image exists (use --force to overwrite): {target}")
         planned.append((image, part, target))
     for image, part, target in planned:
         with atomic_path(target) as tmp:

@@ -17,7 +17,9 @@ import sys
 from collections import Counter
 from typing import Any
 
-from _scriptkit import Parser, ScriptError, atomic_path, input_file, output_file, run, warn
+from _docx_common import input_file, output_file
+
+from workhearth.skills.scriptkit import OneLineParser, UserError, atomic_path, run, warn
 
 NAME = "fill_template.py"
 TOKEN = re.compile(r"\{\{\s*([^{}\s][^{}]*?)\s*\}\}")
@@ -25,7 +27,7 @@ PART_NAME = re.compile(r"^/word/(document|header\d*|footer\d*|footnotes|endnotes
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = Parser(prog=NAME, description="Replace {{token}} placeholders in a Word template.")
+    p = OneLineParser(prog=NAME, description="Replace {{token}} placeholders in a Word template.")
     p.add_argument("template", help="the .docx template")
     p.add_argument("-o", "--output", required=True, help="the filled .docx to write")
     p.add_argument(
@@ -50,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     values = _values(args)
     out = output_file(args.output, (".docx",), force=args.force, inputs=(src,))
 
-    from _scriptkit import open_docx
+    from _docx_common import open_docx
 
     document = open_docx(src)
     roots = _roots(document)
@@ -61,11 +63,11 @@ def main(argv: list[str] | None = None) -> int:
     missing = sorted(k for k in found if k not in values)
     unknown = sorted(k for k in values if k not in found)
     if missing and not args.allow_missing:
-        raise ScriptError(
+        raise UserError(
             f"no value for {', '.join(missing)} (use --set KEY=VALUE, or --allow-missing)"
         )
     if unknown and args.strict:
-        raise ScriptError(f"no {{{{token}}}} in the template for {', '.join(unknown)}")
+        raise UserError(f"no {{{{token}}}} in the template for {', '.join(unknown)}")
 
     replaced: Counter[str] = Counter()
     for root in roots:
@@ -99,17 +101,17 @@ def _values(args: Any) -> dict[str, str]:
         try:
             data = json.loads(path.read_text(encoding="utf-8-sig"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise ScriptError(f"values file is not valid JSON: {path} ({exc})") from None
+            raise UserError(f"values file is not valid JSON: {path} ({exc})") from None
         if not isinstance(data, dict):
-            raise ScriptError(f"values file must hold a JSON object of key: value: {path}")
+            raise UserError(f"values file must hold a JSON object of key: value: {path}")
         for key, value in data.items():
             if isinstance(value, (dict, list)):
-                raise ScriptError(f"value of {key!r} in {path} must be text or a number")
+                raise UserError(f"value of {key!r} in {path} must be text or a number")
             values[str(key).strip()] = "" if value is None else str(value)
     for item in args.set:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise ScriptError(f"--set wants KEY=VALUE, got {item!r}")
+            raise UserError(f"--set wants KEY=VALUE, got {item!r}")
         values[key.strip()] = value
     return values
 

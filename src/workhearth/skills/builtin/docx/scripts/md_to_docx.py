@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from _scriptkit import Parser, ScriptError, atomic_path, input_file, output_file, run, warn
+from _docx_common import input_file, output_file
+
+from workhearth.skills.scriptkit import OneLineParser, UserError, atomic_path, run, warn
 
 NAME = "md_to_docx.py"
 INDENT_TWIPS = 425  # Why: about 0.75 cm per list level, the step Word uses for Chinese documents
@@ -25,7 +27,7 @@ HEADER_SHADE = "DCE6F2"
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = Parser(prog=NAME, description="Convert a Markdown file to a Word .docx document.")
+    p = OneLineParser(prog=NAME, description="Convert a Markdown file to a Word .docx document.")
     p.add_argument("input", help="Markdown file (UTF-8), e.g. report.md")
     p.add_argument("-o", "--output", required=True, help="the .docx file to write")
     p.add_argument("--title", help="document title property (default: the first heading)")
@@ -50,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         text = src.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
-        raise ScriptError(f"not UTF-8 text: {src}") from None
+        raise UserError(f"not UTF-8 text: {src}") from None
 
     import docx
     from markdown_it import MarkdownIt
@@ -307,7 +309,7 @@ class DocxBuilder:
                 self.counts["image"] += 1
                 return
         if not self.args.allow_missing_images:
-            raise ScriptError(f"{problem} (or use --allow-missing-images for a placeholder)")
+            raise UserError(f"{problem} (or use --allow-missing-images for a placeholder)")
         warn(NAME, f"{problem}; wrote a placeholder")
         from docx.shared import RGBColor
 

@@ -22,13 +22,17 @@ import json
 import sys
 from typing import Any
 
-from _scriptkit import Parser, ScriptError, atomic_path, input_file, open_docx, output_file, run
+from _docx_common import input_file, open_docx, output_file
+
+from workhearth.skills.scriptkit import OneLineParser, UserError, atomic_path, run
 
 NAME = "ooxml_patch.py"
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = Parser(prog=NAME, description="Add comments and tracked changes to a .docx by text match.")
+    p = OneLineParser(
+        prog=NAME, description="Add comments and tracked changes to a .docx by text match."
+    )
     p.add_argument("input", help="the .docx to review")
     p.add_argument("-o", "--output", required=True, help="the reviewed .docx to write")
     p.add_argument(
@@ -77,14 +81,14 @@ def main(argv: list[str] | None = None) -> int:
     src = input_file(args.input, (".docx", ".docm"), "input")
     out = output_file(args.output, (".docx",), force=args.force, inputs=(src,))
     if not (args.comment or args.replace or args.delete or args.insert_after):
-        raise ScriptError("nothing to do: give --comment, --replace, --delete or --insert-after")
+        raise UserError("nothing to do: give --comment, --replace, --delete or --insert-after")
     for match in [c[0] for c in args.comment + args.replace + args.insert_after] + args.delete:
         if not match:
-            raise ScriptError("a MATCH text must not be empty")
+            raise UserError("a MATCH text must not be empty")
         if "\n" in match:
-            raise ScriptError(f"a MATCH stays within one paragraph (no newlines): {match!r}")
+            raise UserError(f"a MATCH stays within one paragraph (no newlines): {match!r}")
     if not args.author.strip():
-        raise ScriptError("--author must not be empty")
+        raise UserError("--author must not be empty")
     date = _date(args.date)
 
     from docx.text.paragraph import Paragraph
@@ -136,7 +140,7 @@ def _date(value: str | None) -> str:
     try:
         parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        raise ScriptError(f"--date is not an ISO 8601 date-time: {value}") from None
+        raise UserError(f"--date is not an ISO 8601 date-time: {value}") from None
     if parsed.tzinfo is not None:
         parsed = parsed.astimezone(dt.UTC)
     return parsed.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -216,7 +220,7 @@ class Reviser:
                     picked.append(r)
                 pos += length
             return picked
-        raise ScriptError(f"text not found in the document body: {match!r}")
+        raise UserError(f"text not found in the document body: {match!r}")
 
     def delete(self, runs: list[Any]) -> None:
         for r in runs:
