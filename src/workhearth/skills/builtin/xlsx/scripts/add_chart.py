@@ -7,19 +7,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
-from xlsx_common import (
-    ScriptError,
-    atomic_write,
-    checked_output,
-    existing_input,
-    load_workbook,
-    parse_range,
-    pick_sheet,
-    run,
-)
+from xlsx_common import load_workbook, parse_range, pick_sheet
+
+from workhearth.skills.scriptkit import UserError, atomic_write, check_output, existing_input, run
 
 NAME = "add_chart"
 
@@ -63,20 +57,20 @@ def add_chart(args: argparse.Namespace, source: Path) -> dict[str, Any]:
     ws = pick_sheet(wb, args.sheet)
     min_col, min_row, max_col, max_row = parse_range(args.data)
     if max_row > ws.max_row or max_col > ws.max_column:
-        raise ScriptError(f"--data {args.data} reaches outside the sheet's data ({ws.dimensions})")
+        raise UserError(f"--data {args.data} reaches outside the sheet's data ({ws.dimensions})")
     if max_row - min_row < 1:
-        raise ScriptError(f"--data {args.data}: needs a header row and at least one value row")
+        raise UserError(f"--data {args.data}: needs a header row and at least one value row")
     for col in range(min_col, max_col + 1):
         for row in range(min_row + 1, max_row + 1):
             cell = ws.cell(row, col)
             if cell.value is not None and cell.data_type not in ("n", "f"):
-                raise ScriptError(f"--data {args.data}: {cell.coordinate} is not a number")
+                raise UserError(f"--data {args.data}: {cell.coordinate} is not a number")
     if args.type == "pie":
         max_col = min_col
     if args.categories:
         cmin_col, cmin_row, cmax_col, cmax_row = parse_range(args.categories)
         if cmax_row > ws.max_row or cmax_col > ws.max_column:
-            raise ScriptError(f"--categories {args.categories} reaches outside the sheet's data")
+            raise UserError(f"--categories {args.categories} reaches outside the sheet's data")
     elif min_col > 1:
         cmin_col = cmax_col = 1
         cmin_row, cmax_row = min_row + 1, max_row
@@ -86,7 +80,7 @@ def add_chart(args: argparse.Namespace, source: Path) -> dict[str, Any]:
     try:
         coordinate_from_string(anchor)
     except ValueError as exc:
-        raise ScriptError(f"--anchor {anchor!r} is not a cell like H2") from exc
+        raise UserError(f"--anchor {anchor!r} is not a cell like H2") from exc
 
     chart: Any = {"bar": BarChart, "line": LineChart, "pie": PieChart}[args.type]()
     data = Reference(ws, min_col=min_col, min_row=min_row, max_col=max_col, max_row=max_row)
@@ -120,7 +114,7 @@ def add_chart(args: argparse.Namespace, source: Path) -> dict[str, Any]:
 def main() -> int:
     args = parse_args()
     source = existing_input(args.input, (".xlsx", ".xlsm"))
-    checked_output(args.output, inputs=(source,), force=args.force, suffix=source.suffix.lower())
+    check_output(args.output, inputs=(source,), force=args.force, suffixes=(source.suffix.lower(),))
     result = add_chart(args, source)
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
@@ -133,4 +127,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    run(NAME, main)
+    sys.exit(run(NAME, main))

@@ -12,19 +12,13 @@ import datetime as dt
 import json
 import re
 import statistics
+import sys
 from pathlib import Path
 from typing import Any
 
-from xlsx_common import (
-    ScriptError,
-    atomic_write,
-    checked_output,
-    existing_input,
-    is_error_value,
-    load_workbook,
-    pick_sheet,
-    run,
-)
+from xlsx_common import is_error_value, load_workbook, pick_sheet
+
+from workhearth.skills.scriptkit import UserError, atomic_write, check_output, existing_input, run
 
 NAME = "analyze_sheet"
 _AGGREGATE = re.compile(
@@ -64,7 +58,7 @@ def analyze(path: Path, sheet: str | None, header_row: int) -> dict[str, Any]:
     ws = pick_sheet(formulas_wb, sheet)
     cached = values_wb[ws.title]
     if header_row < 1 or header_row > max(ws.max_row, 1):
-        raise ScriptError(f"--header-row {header_row} is outside the sheet (1..{ws.max_row})")
+        raise UserError(f"--header-row {header_row} is outside the sheet (1..{ws.max_row})")
     columns, errors, uncalculated = [], [], 0
     totals_rows = {
         cell.row
@@ -191,7 +185,7 @@ def main() -> int:
     source = existing_input(args.input, (".xlsx", ".xlsm"))
     if args.output is not None:
         suffix = ".json" if args.format == "json" else ".md"
-        checked_output(args.output, inputs=(source,), force=args.force, suffix=suffix)
+        check_output(args.output, inputs=(source,), force=args.force, suffixes=(suffix,))
     result = analyze(source, args.sheet, args.header_row)
     text = (
         json.dumps(result, ensure_ascii=False, indent=2) + "\n"
@@ -207,4 +201,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    run(NAME, main)
+    sys.exit(run(NAME, main))

@@ -11,10 +11,11 @@ import csv
 import datetime as dt
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
-from xlsx_common import ScriptError, atomic_write, checked_output, existing_input, run
+from workhearth.skills.scriptkit import UserError, atomic_write, check_output, existing_input, run
 
 NAME = "create_from_data"
 _INT = re.compile(r"^[+-]?\d+$")
@@ -66,24 +67,24 @@ def read_table(path: Path, encoding: str) -> tuple[list[str], list[list[Any]]]:
     try:
         text = path.read_text(encoding=encoding)
     except (UnicodeDecodeError, LookupError) as exc:
-        raise ScriptError(f"{path}: cannot decode as {encoding} ({exc})") from exc
+        raise UserError(f"{path}: cannot decode as {encoding} ({exc})") from exc
     if path.suffix.lower() == ".csv":
         rows = [row for row in csv.reader(text.splitlines()) if any(cell.strip() for cell in row)]
         if not rows:
-            raise ScriptError(f"{path}: the CSV is empty")
+            raise UserError(f"{path}: the CSV is empty")
         headers, body = [h.strip() for h in rows[0]], rows[1:]
     else:
         headers, body = _json_table(path, text)
     if not headers or any(not h for h in headers):
-        raise ScriptError(f"{path}: every column needs a header")
+        raise UserError(f"{path}: every column needs a header")
     if len(set(headers)) != len(headers):
-        raise ScriptError(f"{path}: duplicate column headers")
+        raise UserError(f"{path}: duplicate column headers")
     if not body:
-        raise ScriptError(f"{path}: no data rows")
+        raise UserError(f"{path}: no data rows")
     width = len(headers)
     for number, row in enumerate(body, start=2):
         if len(row) > width:
-            raise ScriptError(f"{path}: row {number} has {len(row)} values for {width} columns")
+            raise UserError(f"{path}: row {number} has {len(row)} values for {width} columns")
     return headers, [list(row) + [None] * (width - len(row)) for row in body]
 
 
@@ -91,18 +92,18 @@ def _json_table(path: Path, text: str) -> tuple[list[str], list[list[Any]]]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ScriptError(f"{path}: invalid JSON ({exc})") from exc
+        raise UserError(f"{path}: invalid JSON ({exc})") from exc
     if isinstance(data, dict) and isinstance(data.get("columns"), list):
         rows = data.get("rows")
         if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
-            raise ScriptError(f'{path}: "rows" must be a list of lists')
+            raise UserError(f'{path}: "rows" must be a list of lists')
         return [str(h).strip() for h in data["columns"]], rows
     if isinstance(data, list) and data and all(isinstance(item, dict) for item in data):
         headers: list[str] = []
         for item in data:
             headers += [str(k) for k in item if str(k) not in headers]
         return headers, [[item.get(h) for h in headers] for item in data]
-    raise ScriptError(
+    raise UserError(
         f'{path}: expected a list of objects or {{"columns": [...], "rows": [[...], ...]}}'
     )
 
@@ -143,12 +144,12 @@ def compile_template(name: str, template: str, letters: dict[str, str]) -> str:
     """'[Price]*[Qty]' → '=C{row}*D{row}', checking every referenced header exists."""
     body = template.strip().removeprefix("=")
     if not body:
-        raise ScriptError(f"formula column {name!r} has an empty template")
+        raise UserError(f"formula column {name!r} has an empty template")
 
     def column(match: re.Match[str]) -> str:
         header = match.group(1).strip()
         if header not in letters:
-            raise ScriptError(
+            raise UserError(
                 f"formula column {name!r} refers to unknown column [{header}] "
                 f"(columns: {', '.join(letters)})"
             )
@@ -156,13 +157,13 @@ def compile_template(name: str, template: str, letters: dict[str, str]) -> str:
 
     body = _HEADER_REF.sub(column, body)
     if "{row}" not in body and not _CELL_REF.search(body):
-        raise ScriptError(
+        raise UserError(
             f"formula column {name!r}: the template must name a column like [Price] or use {{row}}"
         )
     try:
         body.format(row=2)
     except (KeyError, IndexError, ValueError) as exc:
-        raise ScriptError(f"formula column {name!r}: bad template ({exc})") from exc
+        raise UserError(f"formula column {name!r}: bad template ({exc})") from exc
     return "=" + body
 
 
@@ -180,9 +181,9 @@ def build(args: argparse.Namespace, headers: list[str], rows: list[list[Any]]) -
         name, sep, template = spec.partition("=")
         name = name.strip()
         if not sep or not name:
-            raise ScriptError(f"--formula {spec!r}: expected NAME=TEMPLATE")
+            raise UserError(f"--formula {spec!r}: expected NAME=TEMPLATE")
         if name in letters:
-            raise ScriptError(f"--formula {spec!r}: column {name!r} already exists")
+            raise UserError(f"--formula {spec!r}: column {name!r} already exists")
         compiled = compile_template(name, template, letters)
         letters[name] = get_column_letter(len(letters) + 1)
         formulas.append((name, compiled))
@@ -193,7 +194,7 @@ def build(args: argparse.Namespace, headers: list[str], rows: list[list[Any]]) -
     for spec in args.number_format:
         name, sep, fmt = spec.partition("=")
         if not sep or name.strip() not in letters or not fmt:
-            raise ScriptError(f"--number-format {spec!r}: expected an existing COLUMN=FORMAT")
+            raise UserError(f"--number-format {spec!r}: expected an existing COLUMN=FORMAT")
         formats[name.strip()] = fmt
 
     wb = Workbook()
@@ -201,7 +202,7 @@ def build(args: argparse.Namespace, headers: list[str], rows: list[list[Any]]) -
     try:
         ws.title = args.sheet
     except ValueError as exc:
-        raise ScriptError(f"--sheet {args.sheet!r}: {exc}") from exc
+        raise UserError(f"--sheet {args.sheet!r}: {exc}") from exc
 
     ws.append(all_headers)
     first, last = 2, len(rows) + 1
@@ -265,7 +266,7 @@ def _display_width(text: str) -> int:
 def main() -> int:
     args = parse_args()
     source = existing_input(args.input, (".csv", ".json"))
-    checked_output(args.output, inputs=(source,), force=args.force, suffix=".xlsx")
+    check_output(args.output, inputs=(source,), force=args.force, suffixes=(".xlsx",))
     headers, rows = read_table(source, args.encoding)
     summary = build(args, headers, rows)
     if args.json:
@@ -279,4 +280,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    run(NAME, main)
+    sys.exit(run(NAME, main))

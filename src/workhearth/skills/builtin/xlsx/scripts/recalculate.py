@@ -15,20 +15,15 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import zipfile
 from pathlib import Path
 from typing import Any
 
-from xlsx_common import (
-    ScriptError,
-    atomic_write,
-    checked_output,
-    existing_input,
-    is_error_value,
-    load_workbook,
-    run,
-)
+from xlsx_common import is_error_value, load_workbook
+
+from workhearth.skills.scriptkit import UserError, atomic_write, check_output, existing_input, run
 
 NAME = "recalculate"
 MISSING_ENGINE = (
@@ -107,11 +102,11 @@ def libreoffice_values(source: Path, soffice: str, timeout: float) -> dict[str, 
                 command, capture_output=True, text=True, timeout=timeout, check=False
             )
         except subprocess.TimeoutExpired as exc:
-            raise ScriptError(f"LibreOffice took longer than {timeout:g}s") from exc
+            raise UserError(f"LibreOffice took longer than {timeout:g}s") from exc
         produced = work / "out" / "book.xlsx"
         if not produced.is_file():
             detail = (done.stderr or done.stdout).strip().splitlines()
-            raise ScriptError(
+            raise UserError(
                 "LibreOffice could not convert the workbook"
                 + (f" ({detail[-1]})" if detail else f" (exit {done.returncode})")
             )
@@ -254,15 +249,15 @@ def report(path: Path) -> dict[str, Any]:
 def main() -> int:
     args = parse_args()
     source = existing_input(args.input, (".xlsx", ".xlsm"))
-    checked_output(args.output, inputs=(source,), force=args.force, suffix=source.suffix.lower())
+    check_output(args.output, inputs=(source,), force=args.force, suffixes=(source.suffix.lower(),))
     if args.timeout <= 0:
-        raise ScriptError("--timeout must be positive")
+        raise UserError("--timeout must be positive")
     load_workbook(source)  # Why: a broken input is a user error, reported before any engine runs
     soffice = find_soffice() if args.engine in ("auto", "libreoffice") else None
     if args.engine == "libreoffice" and soffice is None:
-        raise ScriptError("LibreOffice is not installed (Debian: apt-get install libreoffice-calc)")
+        raise UserError("LibreOffice is not installed (Debian: apt-get install libreoffice-calc)")
     if soffice is None and not have_pycel():
-        raise ScriptError(MISSING_ENGINE)
+        raise UserError(MISSING_ENGINE)
     if soffice is not None:
         engine, results = "libreoffice", libreoffice_values(source, soffice, args.timeout)
     else:
@@ -282,4 +277,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    run(NAME, main)
+    sys.exit(run(NAME, main))
