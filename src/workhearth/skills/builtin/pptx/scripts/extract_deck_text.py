@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import zipfile
 from pathlib import Path
 from typing import Any
 
-from pptx_common import ScriptError, atomic_write, checked_output, existing_input, run
+from workhearth.skills.scriptkit import UserError, atomic_write, check_output, existing_input, run
 
 NAME = "extract_deck_text"
 
@@ -40,7 +41,7 @@ def extract(path: Path) -> dict[str, Any]:
     try:
         prs = Presentation(str(path))
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError) as exc:
-        raise ScriptError(f"{path}: not a readable .pptx deck ({exc})") from exc
+        raise UserError(f"{path}: not a readable .pptx deck ({exc})") from exc
     slides = []
     for number, slide in enumerate(prs.slides, start=1):
         title, kind, subtitle = "", "content", ""
@@ -115,7 +116,7 @@ def main() -> int:
     source = existing_input(args.input, (".pptx",))
     if args.output is not None:
         suffix = ".json" if args.format == "json" else ".md"
-        checked_output(args.output, inputs=(source,), force=args.force, suffix=suffix)
+        check_output(args.output, inputs=(source,), force=args.force, suffixes=(suffix,))
     deck = extract(source)
     text = (
         json.dumps(deck, ensure_ascii=False, indent=2) + "\n"
@@ -131,4 +132,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    run(NAME, main)
+    sys.exit(run(NAME, main))

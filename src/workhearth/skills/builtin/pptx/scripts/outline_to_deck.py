@@ -22,11 +22,12 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pptx_common import ScriptError, atomic_write, checked_output, existing_input, run
+from workhearth.skills.scriptkit import UserError, atomic_write, check_output, existing_input, run
 
 NAME = "outline_to_deck"
 _BULLET = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+(.*)$")
@@ -86,7 +87,7 @@ def parse_markdown(text: str, base: Path) -> Outline:
             continue
         if line.startswith("# "):
             if outline is not None:
-                raise ScriptError(f"line {number}: only one '# ' title line is allowed")
+                raise UserError(f"line {number}: only one '# ' title line is allowed")
             outline = Outline(title=stripped[2:].strip())
             continue
         if outline is None:
@@ -103,15 +104,15 @@ def parse_markdown(text: str, base: Path) -> Outline:
         image = _IMAGE.match(stripped)
         if image:
             if current is None:
-                raise ScriptError(f"line {number}: an image needs a '## ' slide above it")
+                raise UserError(f"line {number}: an image needs a '## ' slide above it")
             if current.image is not None:
-                raise ScriptError(f"line {number}: one image per slide")
+                raise UserError(f"line {number}: one image per slide")
             current.caption, current.image = image.group(1).strip(), base / image.group(2).strip()
             continue
         bullet = _BULLET.match(line)
         if current is None:
             if bullet:
-                raise ScriptError(f"line {number}: a bullet needs a '## ' slide above it")
+                raise UserError(f"line {number}: a bullet needs a '## ' slide above it")
             outline.subtitle = f"{outline.subtitle}\n{stripped}".strip()
             continue
         if bullet:
@@ -120,7 +121,7 @@ def parse_markdown(text: str, base: Path) -> Outline:
         else:
             current.bullets.append((0, stripped))
     if outline is None or (not outline.title and not outline.slides):
-        raise ScriptError("the outline has no '# ' title and no '## ' slides")
+        raise UserError("the outline has no '# ' title and no '## ' slides")
     return outline
 
 
@@ -128,14 +129,14 @@ def parse_json(text: str, base: Path) -> Outline:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ScriptError(f"invalid JSON ({exc})") from exc
+        raise UserError(f"invalid JSON ({exc})") from exc
     if not isinstance(data, dict) or not isinstance(data.get("slides", []), list):
-        raise ScriptError('expected {"title": ..., "slides": [...]}')
+        raise UserError('expected {"title": ..., "slides": [...]}')
     outline = Outline(title=str(data.get("title", "")), subtitle=str(data.get("subtitle", "")))
     outline.notes = _lines(data.get("notes"))
     for index, item in enumerate(data.get("slides", []), start=1):
         if not isinstance(item, dict):
-            raise ScriptError(f"slide {index}: expected an object")
+            raise UserError(f"slide {index}: expected an object")
         slide = SlideSpec(title=str(item.get("title", "")), notes=_lines(item.get("notes")))
         slide.bullets = _flatten(item.get("bullets", []), 0, index)
         if item.get("image"):
@@ -143,7 +144,7 @@ def parse_json(text: str, base: Path) -> Outline:
             slide.caption = str(item.get("caption", ""))
         outline.slides.append(slide)
     if not outline.title and not outline.slides:
-        raise ScriptError("the outline has no title and no slides")
+        raise UserError("the outline has no title and no slides")
     return outline
 
 
@@ -155,7 +156,7 @@ def _lines(value: Any) -> list[str]:
 
 def _flatten(items: Any, level: int, slide: int) -> list[tuple[int, str]]:
     if not isinstance(items, list):
-        raise ScriptError(f"slide {slide}: bullets must be a list")
+        raise UserError(f"slide {slide}: bullets must be a list")
     flat: list[tuple[int, str]] = []
     for item in items:
         if isinstance(item, str):
@@ -164,7 +165,7 @@ def _flatten(items: Any, level: int, slide: int) -> list[tuple[int, str]]:
             flat.append((level, str(item["text"])))
             flat += _flatten(item.get("children", []), min(level + 1, 4), slide)
         else:
-            raise ScriptError(f'slide {slide}: a bullet is a string or {{"text", "children"}}')
+            raise UserError(f'slide {slide}: a bullet is a string or {{"text", "children"}}')
     return flat
 
 
@@ -175,14 +176,14 @@ def check_images(outline: Outline) -> None:
         if slide.image is None:
             continue
         if not slide.image.is_file():
-            raise ScriptError(f"slide {number}: no such image: {slide.image}")
+            raise UserError(f"slide {number}: no such image: {slide.image}")
         if slide.image.suffix.lower() not in IMAGE_SUFFIXES:
-            raise ScriptError(f"slide {number}: {slide.image.name} is not a PNG/JPEG/GIF/BMP/TIFF")
+            raise UserError(f"slide {number}: {slide.image.name} is not a PNG/JPEG/GIF/BMP/TIFF")
         try:
             with Image.open(slide.image) as img:
                 img.verify()
         except (UnidentifiedImageError, OSError) as exc:
-            raise ScriptError(f"slide {number}: unreadable image {slide.image} ({exc})") from exc
+            raise UserError(f"slide {number}: unreadable image {slide.image} ({exc})") from exc
 
 
 def set_fonts(text_frame: Any, latin: str, east_asian: str) -> None:
@@ -305,7 +306,7 @@ def build(outline: Outline, args: argparse.Namespace) -> dict[str, Any]:
         counts["slides"] += 1
 
     if counts["slides"] == 0:
-        raise ScriptError("the outline makes no slides")
+        raise UserError("the outline makes no slides")
     atomic_write(args.output, prs.save)
     return {"output": str(args.output), **counts}
 
@@ -346,16 +347,16 @@ def _place_image(
 def main() -> int:
     args = parse_args()
     source = existing_input(args.input, (".md", ".markdown", ".json"))
-    checked_output(args.output, inputs=(source,), force=args.force, suffix=".pptx")
+    check_output(args.output, inputs=(source,), force=args.force, suffixes=(".pptx",))
     try:
         text = source.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise ScriptError(f"{source}: not UTF-8 text ({exc})") from exc
+        raise UserError(f"{source}: not UTF-8 text ({exc})") from exc
     parse = parse_json if source.suffix.lower() == ".json" else parse_markdown
     try:
         outline = parse(text, source.parent)
-    except ScriptError as exc:
-        raise ScriptError(f"{source}: {exc}") from exc
+    except UserError as exc:
+        raise UserError(f"{source}: {exc}") from exc
     check_images(outline)
     result = build(outline, args)
     if args.json:
@@ -369,4 +370,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    run(NAME, main)
+    sys.exit(run(NAME, main))
