@@ -1,16 +1,21 @@
-"""Shared helpers of the pdf skill's scripts: page ranges, safe output, one-line errors."""
+"""What the pdf scripts share beyond workhearth.skills.scriptkit: page ranges, opening a PDF,
+the pdf skill's output wording, and a run() that prints the summary line."""
 
 from __future__ import annotations
 
-import os
-import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
+from workhearth.skills import scriptkit
+from workhearth.skills.scriptkit import UserError
 
-class UserError(Exception):
-    """A mistake in the input: reported as one line on stderr, exit code 2."""
+# Why: the pdf skill's own wording of a refused output, as its users know it.
+OUTPUT_MESSAGES = {
+    "input": "the output {path} would overwrite an input",
+    "exists": "{path} exists (use --force to overwrite)",
+    "parent": "no such folder: {parent}",
+}
 
 
 def parse_ranges(spec: str, n_pages: int, source: str = "") -> list[tuple[int, int]]:
@@ -57,36 +62,28 @@ def open_pdf(path: Path):
 
 
 def check_output(output: Path, inputs: list[Path], force: bool) -> None:
-    resolved = {p.resolve() for p in inputs}
-    if output.resolve() in resolved:
-        raise UserError(f"the output {output} would overwrite an input")
-    if output.exists() and not force:
-        raise UserError(f"{output} exists (use --force to overwrite)")
-    if not output.parent.is_dir():
-        raise UserError(f"no such folder: {output.parent}")
+    scriptkit.check_output(output, inputs=inputs, force=force, messages=OUTPUT_MESSAGES)
 
 
-def write_atomic(output: Path, write: Callable[[object], None]) -> None:
-    """Write through a temp file in the same folder and rename it into place."""
-    fd, tmp = tempfile.mkstemp(dir=output.parent, prefix=".tmp-", suffix=output.suffix)
-    try:
-        with os.fdopen(fd, "wb") as fh:
+def write_atomic(output: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Call ``write(fh)`` on a temp file in the same folder, then rename it into place."""
+
+    def to(tmp: Path) -> None:
+        with tmp.open("wb") as fh:
             write(fh)
-        os.replace(tmp, output)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    scriptkit.atomic_write(output, to)
 
 
 def run(prog: str, body: Callable[[], str]) -> int:
     """Print body()'s summary line; turn user mistakes into one stderr line and exit 2."""
-    try:
-        print(body())
-    except UserError as exc:
-        print(f"{prog}: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        detail = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
-        print(f"{prog}: {detail}", file=sys.stderr)
-        return 2
-    return 0
+
+    def main() -> int:
+        try:
+            print(body())
+        except OSError as exc:
+            detail = f"{exc.strerror or exc}: {exc.filename}" if exc.filename else str(exc)
+            raise UserError(detail) from None
+        return 0
+
+    return scriptkit.run(prog, main)

@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _pdfio import UserError, check_output, open_pdf, run, write_atomic  # type: ignore[import-not-found]
+from _pdfio import check_output, open_pdf, run, write_atomic  # type: ignore[import-not-found]
+
+from workhearth.skills.scriptkit import UserError
 
 PROG = "fill_form.py"
 TRUE_WORDS = {"1", "true", "yes", "on", "y", "x", "是", "选中", "checked"}

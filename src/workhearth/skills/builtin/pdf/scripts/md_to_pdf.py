@@ -9,14 +9,17 @@ Adobe CID font (extractable, but its look depends on the viewer) with a warning.
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _pdfio  # type: ignore[import-not-found]
+
+from workhearth.skills.scriptkit import UserError, atomic_write, check_output, warn
 
 PROG = "md_to_pdf.py"
 CJK_RE = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
@@ -41,10 +44,6 @@ FONT_CANDIDATES = (
     "/System/Library/Fonts/Hiragino Sans GB.ttc",
     "/Library/Fonts/Arial Unicode.ttf",
 )
-
-
-class UserError(Exception):
-    """A mistake in the input: reported as one line, exit code 2."""
 
 
 # ---------------------------------------------------------------- Markdown → blocks
@@ -491,12 +490,12 @@ def build(args: argparse.Namespace) -> str:
     output = Path(args.output) if args.output else source.with_suffix(".pdf")
     if not source.is_file():
         raise UserError(f"no such Markdown file: {source}")
-    if output.resolve() == source.resolve():
-        raise UserError("the output would overwrite the input")
-    if output.exists() and not args.force:
-        raise UserError(f"{output} exists (use --force to overwrite)")
-    if not output.parent.is_dir():
-        raise UserError(f"no such folder: {output.parent}")
+    check_output(
+        output,
+        inputs=(source,),
+        force=args.force,
+        messages={**_pdfio.OUTPUT_MESSAGES, "input": "the output would overwrite the input"},
+    )
     try:
         text = source.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
@@ -516,11 +515,11 @@ def build(args: argparse.Namespace) -> str:
     note = ""
     if font is None and has_cjk:
         if not args.cid_fallback:
-            print(
-                f"{PROG}: warning: no CJK font found (install fonts-noto-cjk or pass --font);"
+            warn(
+                PROG,
+                "no CJK font found (install fonts-noto-cjk or pass --font);"
                 " using the non-embedded STSong-Light font: the text is extractable but its"
                 " look depends on the viewer",
-                file=sys.stderr,
             )
         data = render_cid_fallback(blocks, title)
         note = ", non-embedded CJK font"
@@ -537,14 +536,7 @@ def build(args: argparse.Namespace) -> str:
             raise
         if font is not None:
             note = f", font {font.name}"
-    fd, tmp = tempfile.mkstemp(dir=output.parent, prefix=".tmp-", suffix=".pdf")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, output)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(output, lambda tmp: tmp.write_bytes(data))
     counts = {k: sum(b.kind == k for b in blocks) for k in ("heading", "table")}
     return f"wrote {output} ({counts['heading']} headings, {counts['table']} tables{note})"
 
@@ -562,15 +554,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--force", action="store_true", help="overwrite an existing output")
     args = parser.parse_args(argv)
-    try:
-        print(build(args))
-    except UserError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(f"{PROG}: {exc.strerror or exc}: {exc.filename or ''}".rstrip(": "), file=sys.stderr)
-        return 2
-    return 0
+    return _pdfio.run(PROG, lambda: build(args))
 
 
 if __name__ == "__main__":

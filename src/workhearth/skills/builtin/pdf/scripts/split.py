@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _pdfio import UserError, check_output, open_pdf, parse_ranges, run, write_atomic  # type: ignore[import-not-found]
+from _pdfio import check_output, open_pdf, parse_ranges, run, write_atomic  # type: ignore[import-not-found]
+
+from workhearth.skills.scriptkit import UserError
 
 PROG = "split.py"
 
