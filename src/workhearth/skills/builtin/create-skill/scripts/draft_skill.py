@@ -8,30 +8,20 @@ hearth's own validator before it is kept.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import shutil
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
+
+from workhearth.skills.scriptkit import OneLineParser, UserError
 
 PROG = "draft_skill.py"
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 MAX_STEPS = 30
-
-
-class Usage(Exception):
-    """A mistake in the arguments: one line on stderr, exit 2."""
-
-
-class Parser(argparse.ArgumentParser):
-    # Why: argparse prints its usage too; a user mistake is one line on stderr.
-    def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: {message}", file=sys.stderr)
-        sys.exit(2)
 
 
 # ------------------------------------------------------------------ session → steps
@@ -123,10 +113,10 @@ def from_session(session_id: str, home: str | None) -> tuple[str, list[str], lis
         session = Workhearth(home=home).sessions.open(session_id)
         messages = session.messages()
     except HearthError as exc:
-        raise Usage(str(exc)) from None
+        raise UserError(str(exc)) from None
     prompts, steps = session_steps(messages)
     if not prompts and not steps:
-        raise Usage(
+        raise UserError(
             f"session {session_id} has no user prompt and no successful tool call to learn from"
         )
     return session.folder.name, [redact(p) for p in prompts], [redact(s) for s in steps]
@@ -223,7 +213,7 @@ def write_skill(parent: Path, name: str, files: dict[str, str], force: bool) -> 
 
     target = parent / name
     if target.exists() and not force:
-        raise Usage(f"{target} exists (use --force to replace it)")
+        raise UserError(f"{target} exists (use --force to replace it)")
     parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=parent, prefix=f".{name}."))
     try:
@@ -234,7 +224,7 @@ def write_skill(parent: Path, name: str, files: dict[str, str], force: bool) -> 
             (draft / rel).write_text(text, encoding="utf-8")
         problems = validate(draft)
         if problems:
-            raise Usage(f"the draft does not validate: {problems[0]}")
+            raise UserError(f"the draft does not validate: {problems[0]}")
         if target.exists():
             shutil.rmtree(target)
         draft.rename(target)
@@ -244,7 +234,7 @@ def write_skill(parent: Path, name: str, files: dict[str, str], force: bool) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = Parser(
+    parser = OneLineParser(
         prog=PROG,
         description="Draft a new skill folder (SKILL.md + .skill-metadata.yaml) from a description "
         "or from a finished hearth session.",
@@ -278,16 +268,18 @@ def main(argv: list[str] | None = None) -> int:
         if not name:
             name = f"from-session-{origin[:8].lower()}" if origin else ""
         if not name:
-            raise Usage("give the skill a name")
+            raise UserError("give the skill a name")
         if not NAME_RE.match(name) or len(name) > 64:
-            raise Usage(f"invalid name {name!r}: use 1-64 lowercase letters, digits and single '-'")
+            raise UserError(
+                f"invalid name {name!r}: use 1-64 lowercase letters, digits and single '-'"
+            )
         description = " ".join((args.description or "").split())
         if not description and prompts:
             description = f"Do again what worked in session {origin}: {_short(prompts[0], 300)}"
         if not description:
-            raise Usage("give a --description: what the skill does and when to use it")
+            raise UserError("give a --description: what the skill does and when to use it")
         if len(description) > 1024:
-            raise Usage(f"the description is {len(description)} characters; at most 1024")
+            raise UserError(f"the description is {len(description)} characters; at most 1024")
         if args.dir:
             parent = Path(args.dir)
         else:
@@ -299,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
             ".skill-metadata.yaml": metadata_yaml(name, description, bool(args.from_session)),
         }
         target = write_skill(parent, name, files, args.force)
-    except Usage as exc:
+    except UserError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:

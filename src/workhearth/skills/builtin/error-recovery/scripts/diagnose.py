@@ -6,15 +6,15 @@ Output: {"kind", "cause", "fix", "confidence", "evidence", ...} on stdout, exit 
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import shlex
 import sys
 from pathlib import Path, PurePosixPath
-from typing import NoReturn
 
 from rules import PACKAGE_OF_COMMAND, PACKAGE_OF_MODULE, PYPI_COMMANDS, RULES
+
+from workhearth.skills.scriptkit import OneLineParser, UserError
 
 PROG = "diagnose.py"
 FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<func>.+))?$', re.M)
@@ -22,17 +22,6 @@ EXCEPTION = re.compile(
     r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Fault)\b.*)$", re.M
 )
 ERRORISH = re.compile(r"(?i)\b(error|fatal|failed|cannot|can't|denied|not found|refused)\b")
-
-
-class Usage(Exception):
-    """A mistake in the arguments: one line on stderr, exit 2."""
-
-
-class Parser(argparse.ArgumentParser):
-    # Why: argparse prints its usage too; a user mistake is one line on stderr.
-    def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: {message}", file=sys.stderr)
-        sys.exit(2)
 
 
 class _Blank(dict):
@@ -172,12 +161,12 @@ def _read(source: str | None, what: str) -> str:
         return sys.stdin.buffer.read().decode("utf-8", errors="replace")
     path = Path(source)
     if not path.is_file():
-        raise Usage(f"{what} file not found: {source}")
+        raise UserError(f"{what} file not found: {source}")
     return path.read_bytes().decode("utf-8", errors="replace")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = Parser(
+    parser = OneLineParser(
         prog=PROG,
         description="Diagnose a failed command and propose a fix (JSON on stdout).",
     )
@@ -195,12 +184,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.exit_code == 0:
-            raise Usage("exit code 0 means the command succeeded: nothing to diagnose")
+            raise UserError("exit code 0 means the command succeeded: nothing to diagnose")
         if args.stdout == "-" and args.stderr == "-":
-            raise Usage("only one of --stderr and --stdout can be read from stdin")
+            raise UserError("only one of --stderr and --stdout can be read from stdin")
         stderr = _read(args.stderr, "--stderr")
         stdout = _read(args.stdout, "--stdout")
-    except Usage as exc:
+    except UserError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     print(

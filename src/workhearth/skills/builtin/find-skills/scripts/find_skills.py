@@ -8,28 +8,18 @@ the body.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import sys
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
+
+from workhearth.skills.scriptkit import OneLineParser, UserError
 
 PROG = "find_skills.py"
 WEIGHTS = {"name": 5.0, "description": 3.0, "body": 1.0}
 LATIN = re.compile(r"[0-9a-z]+(?:['-][0-9a-z]+)*")
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
-
-
-class Usage(Exception):
-    """A mistake in the arguments: one line on stderr, exit 2."""
-
-
-class Parser(argparse.ArgumentParser):
-    # Why: argparse prints its usage too; a user mistake is one line on stderr.
-    def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: {message}", file=sys.stderr)
-        sys.exit(2)
 
 
 def terms(query: str) -> dict[str, float]:
@@ -63,7 +53,7 @@ def score(fields: dict[str, str], query_terms: dict[str, float]) -> tuple[float,
 def search(skills: list[Any], query: str, limit: int) -> list[dict[str, Any]]:
     query_terms = terms(query)
     if not query_terms:
-        raise Usage(f"nothing to search for in {query!r}")
+        raise UserError(f"nothing to search for in {query!r}")
     results = []
     for skill in skills:
         try:
@@ -86,7 +76,9 @@ def search(skills: list[Any], query: str, limit: int) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = Parser(prog=PROG, description="Search installed skills by words (Chinese included).")
+    parser = OneLineParser(
+        prog=PROG, description="Search installed skills by words (Chinese included)."
+    )
     parser.add_argument("query", nargs="+", help="words to look for, e.g. 文档 or 'pdf merge'")
     parser.add_argument(
         "--limit", type=int, default=10, help="at most this many results (default 10)"
@@ -99,16 +91,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.limit < 1:
-            raise Usage("--limit must be at least 1")
+            raise UserError("--limit must be at least 1")
         from workhearth import Workhearth
         from workhearth.errors import HearthError
 
         try:
             skills = Workhearth(home=args.home, workspace=args.workspace).skills.list()
         except HearthError as exc:
-            raise Usage(str(exc)) from None
+            raise UserError(str(exc)) from None
         results = search(skills, " ".join(args.query), args.limit)
-    except Usage as exc:
+    except UserError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     if args.json:

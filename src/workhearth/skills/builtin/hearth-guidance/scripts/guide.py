@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
-from typing import NoReturn
+
+from workhearth.skills.scriptkit import OneLineParser
 
 PROG = "guide.py"
 TOPICS = Path(__file__).resolve().parent.parent / "references"
-
-
-class Parser(argparse.ArgumentParser):
-    # Why: argparse prints its usage too; a user mistake is one line on stderr.
-    def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: {message}", file=sys.stderr)
-        sys.exit(2)
 
 
 def topics() -> dict[str, Path]:
@@ -23,7 +16,7 @@ def topics() -> dict[str, Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = Parser(
+    parser = OneLineParser(
         prog=PROG, description="Print a topic of the hearth guide; without one, list the topics."
     )
     parser.add_argument(

@@ -13,7 +13,6 @@ make you install from somewhere else than your configured package index.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import shlex
@@ -21,7 +20,8 @@ import subprocess
 import sys
 from importlib import metadata
 from pathlib import Path
-from typing import NoReturn
+
+from workhearth.skills.scriptkit import OneLineParser, UserError
 
 PROG = "install_deps.py"
 KEY = "python-packages"
@@ -32,42 +32,31 @@ _SIMPLE = re.compile(
 )
 
 
-class Usage(Exception):
-    """A mistake in the arguments or the skill: one line on stderr, exit 2."""
-
-
-class Parser(argparse.ArgumentParser):
-    # Why: argparse prints its usage too; a user mistake is one line on stderr.
-    def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: {message}", file=sys.stderr)
-        sys.exit(2)
-
-
 def check_requirement(text: str) -> tuple[str, object | None]:
-    """``(project name, Requirement or None)`` for an acceptable requirement; Usage otherwise."""
+    """``(project name, Requirement or None)`` for an acceptable requirement; UserError otherwise."""
     if text.startswith("-"):
-        raise Usage(f"refused {text!r}: pip options are not allowed in a skill's packages")
+        raise UserError(f"refused {text!r}: pip options are not allowed in a skill's packages")
     if "://" in text or "@" in text:
-        raise Usage(
+        raise UserError(
             f"refused {text!r}: URLs and direct references are not allowed, only package names"
         )
     if text.startswith((".", "/", "~")) or "\\" in text or "/" in text.split(";")[0]:
-        raise Usage(f"refused {text!r}: local paths are not allowed, only package names")
+        raise UserError(f"refused {text!r}: local paths are not allowed, only package names")
     if re.search(r"\.(whl|zip|tar\.gz|tgz|tar\.bz2)$", text, re.I):
-        raise Usage(f"refused {text!r}: archives are not allowed, only package names")
+        raise UserError(f"refused {text!r}: archives are not allowed, only package names")
     try:
         from packaging.requirements import InvalidRequirement, Requirement
     except ImportError:
         if not _SIMPLE.match(text):
-            raise Usage(f"refused {text!r}: not a requirement like name[extra]>=1.0") from None
+            raise UserError(f"refused {text!r}: not a requirement like name[extra]>=1.0") from None
         return re.split(r"[\[<>=!~]", text, maxsplit=1)[0], None
     try:
         req = Requirement(text)
     except InvalidRequirement as exc:
         why = str(exc).splitlines()[0]  # Why: packaging adds a caret diagram on more lines
-        raise Usage(f"refused {text!r}: not a valid requirement ({why})") from None
+        raise UserError(f"refused {text!r}: not a valid requirement ({why})") from None
     if req.url:
-        raise Usage(
+        raise UserError(
             f"refused {text!r}: URLs and direct references are not allowed, only package names"
         )
     return req.name, req
@@ -94,14 +83,14 @@ def skill_folder(skill: str, home: str | None, workspace: str | None) -> Path:
     if (path / "SKILL.md").is_file():
         return path
     if "/" in skill or skill.startswith("."):
-        raise Usage(f"{skill}: no SKILL.md in that folder")
+        raise UserError(f"{skill}: no SKILL.md in that folder")
     from workhearth import Workhearth
     from workhearth.errors import HearthError
 
     try:
         return Workhearth(home=home, workspace=workspace).skills.get(skill).path
     except HearthError as exc:
-        raise Usage(str(exc)) from None
+        raise UserError(str(exc)) from None
 
 
 def declared(folder: Path) -> list[str]:
@@ -110,10 +99,10 @@ def declared(folder: Path) -> list[str]:
 
     parsed = read_skill(folder)
     if parsed.problems:
-        raise Usage(f"{folder.name} is broken: {parsed.problems[0]}")
+        raise UserError(f"{folder.name} is broken: {parsed.problems[0]}")
     value = parsed.metadata.get(KEY, "")
     if not isinstance(value, str):
-        raise Usage(f"{folder.name}: metadata {KEY} must be a string of requirements")
+        raise UserError(f"{folder.name}: metadata {KEY} must be a string of requirements")
     return value.split()
 
 
@@ -143,17 +132,17 @@ def _confirm(p: dict, yes: bool) -> None:
     if yes:
         return
     if not sys.stdin.isatty():
-        raise Usage(
+        raise UserError(
             f"not installing {' '.join(p['missing'])} without confirmation: no terminal to ask; "
             "run again with --yes after the user agreed"
         )
     answer = input(f"Install {' '.join(p['missing'])} into {p['python']}? [y/N] ")
     if answer.strip().lower() not in ("y", "yes"):
-        raise Usage("not installed: the user said no")
+        raise UserError("not installed: the user said no")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = Parser(
+    parser = OneLineParser(
         prog=PROG,
         description="Install a skill's declared Python packages (SKILL.md metadata python-packages) "
         "into hearth's own Python, after confirmation.",
@@ -190,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.dry_run:
             return 0
         _confirm(p, args.yes)
-    except Usage as exc:
+    except UserError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     except (EOFError, KeyboardInterrupt):

@@ -7,28 +7,15 @@ tested without the MCP machinery; ``server.py`` only registers them and runs std
 
 from __future__ import annotations
 
-import argparse
-import os
 import re
 import sys
-import tempfile
 from pathlib import Path
-from typing import NoReturn
+
+from workhearth.skills.scriptkit import OneLineParser, UserError, atomic_write
 
 PROG = "new_mcp_server.py"
 NAME_RE = re.compile(r"^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$")
 MCP_REQUIREMENT = "mcp>=2,<3"
-
-
-class Usage(Exception):
-    """A mistake in the arguments: one line on stderr, exit 2."""
-
-
-class Parser(argparse.ArgumentParser):
-    # Why: argparse prints its usage too; a user mistake is one line on stderr.
-    def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: {message}", file=sys.stderr)
-        sys.exit(2)
 
 
 PYPROJECT = """\
@@ -203,34 +190,27 @@ def _toml_string(text: str) -> str:
 
 def _write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def scaffold(name: str, description: str, parent: Path, force: bool = False) -> Path:
     if not NAME_RE.match(name) or len(name) > 64:
-        raise Usage(
+        raise UserError(
             f"invalid name {name!r}: use 1-64 lowercase letters, digits and single '-', starting with a letter"
         )
     if not description.strip():
-        raise Usage("the description must not be empty")
+        raise UserError("the description must not be empty")
     description = " ".join(description.split())
     target = (parent / name).absolute()
     if target.exists() and any(target.iterdir()) and not force:
-        raise Usage(f"{target} exists and is not empty (use --force to write into it)")
+        raise UserError(f"{target} exists and is not empty (use --force to write into it)")
     for rel, text in render(name, description, target).items():
         _write_atomic(target / rel, text)
     return target
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = Parser(prog=PROG, description="Scaffold a new MCP tool server in Python.")
+    parser = OneLineParser(prog=PROG, description="Scaffold a new MCP tool server in Python.")
     parser.add_argument(
         "name", help="server name: lowercase letters, digits and '-' (e.g. word-tools)"
     )
@@ -249,9 +229,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         parent = Path(args.dir)
         if not parent.is_dir():
-            raise Usage(f"--dir {args.dir}: not a folder")
+            raise UserError(f"--dir {args.dir}: not a folder")
         target = scaffold(args.name, args.description, parent, force=args.force)
-    except Usage as exc:
+    except UserError as exc:
         print(f"{PROG}: {exc}", file=sys.stderr)
         return 2
     except OSError as exc:
