@@ -36,7 +36,7 @@ from workhearth.errors import (
     UsageError,
 )
 from workhearth.server.deps import MemoryPool, allowed_methods, require_auth
-from workhearth.server.routes import audit, memory, sessions, skills, trash
+from workhearth.server.routes import audit, files, memory, sessions, skills, trash
 from workhearth.server.schemas import BODY_MAX, COMMON, ID_MAX, ErrorOut, InfoOut, LoginIn, errors
 from workhearth.server.security import COOKIE, SESSION_TTL, Auth, Guard
 
@@ -130,7 +130,7 @@ def create_app(
 
     _install_error_handlers(app)
     api = {"dependencies": [Depends(require_auth)], "responses": errors(*COMMON)}
-    for module in (memory, sessions, skills, trash, audit):
+    for module in (memory, sessions, skills, trash, audit, files):
         app.include_router(module.router, **api)
     if tasks_routes is not None:
         app.include_router(tasks_routes.router, **api)

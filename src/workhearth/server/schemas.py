@@ -226,8 +226,29 @@ class TrashItemOut(BaseModel):
     root: str | None = None
 
 
+class FileVersionOut(BaseModel):
+    """A version of a file that a session's tool overwrote (its file history)."""
+
+    n: int
+    original: str
+    time: float
+    call_id: str | None
+    size: int
+    file: str
+    replaced_by: str | None = None
+
+
 class TrashListOut(BaseModel):
     items: list[TrashItemOut]
+    versions: list[FileVersionOut] = Field(
+        default_factory=list,
+        description="With ?session=: the versions that session's writes replaced, oldest first.",
+    )
+
+
+class FilesOut(BaseModel):
+    files: list[str] = Field(description="Paths relative to the workspace, with /.")
+    truncated: bool = Field(description="More files match than were listed.")
 
 
 class TrashRestoreIn(_Strict):
