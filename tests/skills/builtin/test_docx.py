@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import zipfile
 from pathlib import Path
 
@@ -19,11 +18,11 @@ import pytest
 from docx.oxml.ns import qn
 from docx.shared import Pt
 
-import workhearth
+from tests.skills.builtin.helpers import BUILTIN, one_error_line, run_script
 from workhearth.skills.metadata import read_examples
 from workhearth.skills.validate import validate
 
-SKILL = Path(workhearth.__file__).parent / "skills" / "builtin" / "docx"
+SKILL = BUILTIN / "docx"
 SCRIPTS = SKILL / "scripts"
 SENTENCE = "本季度销售额增长了百分之十二，客户满意度明显提高。"
 TASKS = ("md-to-docx", "fill-template", "extract-content", "ooxml-patch", "convert-to-pdf")
@@ -73,23 +72,7 @@ def 合计(values):
 def script(
     name: str, *args: object, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    # Why: generous timeouts; the machine is shared and LibreOffice can take a while to start.
-    return subprocess.run(
-        [sys.executable, str(SCRIPTS / name), *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=env,
-    )
-
-
-def one_error_line(proc: subprocess.CompletedProcess[str], script_name: str) -> str:
-    assert proc.returncode == 2, proc.stderr
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1, proc.stderr
-    assert lines[0].startswith(f"{script_name}: ")
-    assert "Traceback" not in proc.stderr
-    return lines[0]
+    return run_script(SCRIPTS / name, *args, env=env)
 
 
 def write_chart(path: Path) -> None:

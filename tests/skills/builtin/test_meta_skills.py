@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-BUILTIN = Path(__file__).resolve().parents[3] / "src" / "workhearth" / "skills" / "builtin"
+from tests.skills.builtin.helpers import BUILTIN, one_error_line, run_script
+
 META = (
     "create-skill",
     "find-skills",
@@ -37,14 +38,8 @@ def script(
     env: dict | None = None,
     stdin: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(BUILTIN / skill / "scripts" / name), *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=env,
-        input=stdin,
-        timeout=120,
+    return run_script(
+        BUILTIN / skill / "scripts" / name, *args, cwd=cwd, env=env, input=stdin, timeout=120
     )
 
 
@@ -73,14 +68,6 @@ def diagnose(
     )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
-
-
-def one_line_error(res: subprocess.CompletedProcess[str], prog: str) -> str:
-    assert res.returncode == 2, (res.stdout, res.stderr)
-    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1 and lines[0].startswith(prog), res.stderr
-    assert "Traceback" not in res.stderr
-    return lines[0]
 
 
 # --------------------------------------------------------------------- error-recovery
@@ -276,7 +263,7 @@ def test_diagnose_reads_stdin_and_keeps_chinese(tmp_path: Path) -> None:
     ],
 )
 def test_diagnose_bad_input_is_one_line(args: list[str]) -> None:
-    one_line_error(script("error-recovery", "diagnose.py", *args, stdin=""), "diagnose.py")
+    one_error_line(script("error-recovery", "diagnose.py", *args, stdin=""), "diagnose.py")
 
 
 # --------------------------------------------------------------------- plugin-creator
@@ -323,7 +310,7 @@ def test_plugin_creator_scaffolds_a_project_that_parses_and_passes_its_test(tmp_
 )
 def test_plugin_creator_refuses_a_bad_name(tmp_path: Path, name: str) -> None:
     res = script("plugin-creator", "new_mcp_server.py", "--dir", str(tmp_path), "--", name)
-    assert "invalid name" in one_line_error(res, "new_mcp_server.py")
+    assert "invalid name" in one_error_line(res, "new_mcp_server.py")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -331,7 +318,7 @@ def test_plugin_creator_does_not_overwrite(tmp_path: Path) -> None:
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "mine.txt").write_text("keep")
     res = script("plugin-creator", "new_mcp_server.py", "tools", "--dir", str(tmp_path))
-    assert "--force" in one_line_error(res, "new_mcp_server.py")
+    assert "--force" in one_error_line(res, "new_mcp_server.py")
     assert [p.name for p in (tmp_path / "tools").iterdir()] == ["mine.txt"]
 
 
@@ -393,7 +380,7 @@ def test_install_dependency_finds_an_installed_skill_by_name(tmp_path: Path) -> 
         cwd=tmp_path,
         env=clean_env(home),
     )
-    assert "no-such-skill" in one_line_error(missing, "install_deps.py")
+    assert "no-such-skill" in one_error_line(missing, "install_deps.py")
 
 
 @pytest.mark.parametrize(
@@ -411,14 +398,14 @@ def test_install_dependency_finds_an_installed_skill_by_name(tmp_path: Path) -> 
 def test_install_dependency_refuses_what_is_not_a_package_name(tmp_path: Path, bad: str) -> None:
     folder = make_skill(tmp_path, "sneaky", "Sneaky.", f"pyyaml {bad}")
     res = script("install-skill-dependency", "install_deps.py", str(folder), "--dry-run")
-    assert "refused" in one_line_error(res, "install_deps.py")
+    assert "refused" in one_error_line(res, "install_deps.py")
     assert "would run" not in res.stdout
 
 
 def test_install_dependency_without_terminal_or_yes_refuses(tmp_path: Path) -> None:
     folder = make_skill(tmp_path, "needs-things", "Needs packages.", "nosuchpkg-wh-test")
     res = script("install-skill-dependency", "install_deps.py", str(folder), stdin="y\n")
-    line = one_line_error(res, "install_deps.py")
+    line = one_error_line(res, "install_deps.py")
     assert "without confirmation" in line and "--yes" in line
 
 
@@ -469,8 +456,8 @@ def test_find_skills_honours_precedence_and_marks_broken(tmp_path: Path) -> None
 
 
 def test_find_skills_bad_input(tmp_path: Path) -> None:
-    assert "nothing to search" in one_line_error(find(tmp_path, tmp_path, "!!"), "find_skills.py")
-    assert "--limit" in one_line_error(
+    assert "nothing to search" in one_error_line(find(tmp_path, tmp_path, "!!"), "find_skills.py")
+    assert "--limit" in one_error_line(
         find(tmp_path, tmp_path, "x", "--limit", "0"), "find_skills.py"
     )
     none = find(tmp_path, tmp_path, "zzzqqq-nothing")
@@ -512,7 +499,7 @@ def test_create_skill_from_description_validates_and_renders(tmp_path: Path) -> 
         "--dir",
         str(tmp_path),
     )
-    assert "--force" in one_line_error(again, "draft_skill.py")
+    assert "--force" in one_error_line(again, "draft_skill.py")
     bad = script(
         "create-skill",
         "draft_skill.py",
@@ -522,9 +509,9 @@ def test_create_skill_from_description_validates_and_renders(tmp_path: Path) -> 
         "--dir",
         str(tmp_path),
     )
-    assert "invalid name" in one_line_error(bad, "draft_skill.py")
+    assert "invalid name" in one_error_line(bad, "draft_skill.py")
     nodesc = script("create-skill", "draft_skill.py", "other", "--dir", str(tmp_path))
-    assert "--description" in one_line_error(nodesc, "draft_skill.py")
+    assert "--description" in one_error_line(nodesc, "draft_skill.py")
 
 
 def test_create_skill_from_session_keeps_what_worked(tmp_path: Path) -> None:
@@ -641,7 +628,7 @@ def test_create_skill_from_session_keeps_what_worked(tmp_path: Path) -> None:
         "20990101-000000-ffff",
         env=clean_env(home),
     )
-    assert "no session" in one_line_error(missing, "draft_skill.py")
+    assert "no session" in one_error_line(missing, "draft_skill.py")
 
 
 # ------------------------------------------------------------------- hearth-guidance
@@ -654,7 +641,7 @@ def test_guide_lists_topics_and_prints_one() -> None:
         )
     quest = script("hearth-guidance", "guide.py", "quest")
     assert quest.returncode == 0 and "bubblewrap" in quest.stdout
-    assert "no topic 'nope'" in one_line_error(
+    assert "no topic 'nope'" in one_error_line(
         script("hearth-guidance", "guide.py", "nope"), "guide.py"
     )
 

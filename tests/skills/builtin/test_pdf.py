@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,9 +20,9 @@ from pypdf.generic import (
     TextStringObject,
 )
 
-import workhearth
+from tests.skills.builtin.helpers import BUILTIN, one_error_line, run_script
 
-SKILL = Path(workhearth.__file__).parent / "skills" / "builtin" / "pdf"
+SKILL = BUILTIN / "pdf"
 SCRIPTS = SKILL / "scripts"
 SENTENCE = "这是一个中文句子，用来检查文字是否可以提取。"
 
@@ -49,21 +48,7 @@ print("你好")
 
 
 def script(name: str, *args: object, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    # Why: generous timeout; the machine is shared and subsetting a CJK font takes a second.
-    return subprocess.run(
-        [sys.executable, str(SCRIPTS / name), *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        cwd=cwd,
-    )
-
-
-def assert_user_error(result: subprocess.CompletedProcess[str], prog: str) -> None:
-    assert result.returncode == 2, result.stderr
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"{prog}: "), result.stderr
-    assert "Traceback" not in result.stderr
+    return run_script(SCRIPTS / name, *args, timeout=180, cwd=cwd)
 
 
 @pytest.fixture
@@ -214,14 +199,14 @@ def test_md_to_pdf_cid_fallback_keeps_chinese_extractable(tmp_path: Path) -> Non
 
 
 def test_md_to_pdf_bad_input(tmp_path: Path) -> None:
-    assert_user_error(script("md_to_pdf.py", tmp_path / "missing.md"), "md_to_pdf.py")
+    one_error_line(script("md_to_pdf.py", tmp_path / "missing.md"), "md_to_pdf.py")
     source = tmp_path / "a.md"
     source.write_text("# hi", encoding="utf-8")
     bad_font = tmp_path / "font.txt"
     bad_font.write_text("x")
-    assert_user_error(script("md_to_pdf.py", source, "--font", bad_font), "md_to_pdf.py")
+    one_error_line(script("md_to_pdf.py", source, "--font", bad_font), "md_to_pdf.py")
     (tmp_path / "a.pdf").write_bytes(b"keep")
-    assert_user_error(script("md_to_pdf.py", source), "md_to_pdf.py")
+    one_error_line(script("md_to_pdf.py", source), "md_to_pdf.py")
     assert (tmp_path / "a.pdf").read_bytes() == b"keep"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a.md", "a.pdf", "font.txt"]
 
@@ -245,8 +230,8 @@ def test_extract_finds_text_and_table_cells(report_pdf: Path, tmp_path: Path) ->
 def test_extract_bad_input(tmp_path: Path) -> None:
     not_pdf = tmp_path / "x.pdf"
     not_pdf.write_text("hello")
-    assert_user_error(script("extract.py", not_pdf), "extract.py")
-    assert_user_error(
+    one_error_line(script("extract.py", not_pdf), "extract.py")
+    one_error_line(
         script("extract.py", tmp_path / "none.pdf", "-o", tmp_path / "o.json"), "extract.py"
     )
     assert not (tmp_path / "o.json").exists()
@@ -275,9 +260,9 @@ def test_merge_with_page_ranges(tmp_path: Path) -> None:
 def test_merge_bad_input_writes_nothing(tmp_path: Path) -> None:
     a = numbered_pdf(tmp_path / "a.pdf", 2)
     out = tmp_path / "merged.pdf"
-    assert_user_error(script("merge.py", a, f"{a}:3", "-o", out), "merge.py")
-    assert_user_error(script("merge.py", a, tmp_path / "none.pdf", "-o", out), "merge.py")
-    assert_user_error(script("merge.py", a, "-o", a), "merge.py")
+    one_error_line(script("merge.py", a, f"{a}:3", "-o", out), "merge.py")
+    one_error_line(script("merge.py", a, tmp_path / "none.pdf", "-o", out), "merge.py")
+    one_error_line(script("merge.py", a, "-o", a), "merge.py")
     assert not out.exists()
 
 
@@ -300,10 +285,10 @@ def test_split_bad_input_writes_nothing(tmp_path: Path) -> None:
     source = numbered_pdf(tmp_path / "doc.pdf", 2)
     out = tmp_path / "out"
     out.mkdir()
-    assert_user_error(script("split.py", source, "-o", out, "--ranges", "1,5"), "split.py")
-    assert_user_error(script("split.py", source, "-o", out, "--ranges", "x"), "split.py")
+    one_error_line(script("split.py", source, "-o", out, "--ranges", "1,5"), "split.py")
+    one_error_line(script("split.py", source, "-o", out, "--ranges", "x"), "split.py")
     (out / "doc-p2.pdf").write_bytes(b"keep")
-    assert_user_error(script("split.py", source, "-o", out), "split.py")
+    one_error_line(script("split.py", source, "-o", out), "split.py")
     assert sorted(p.name for p in out.iterdir()) == ["doc-p2.pdf"]
 
 
@@ -338,14 +323,12 @@ def test_fill_form_lists_and_fills_fields(tmp_path: Path) -> None:
 def test_fill_form_bad_input_writes_nothing(tmp_path: Path) -> None:
     form = form_pdf(tmp_path / "form.pdf")
     out = tmp_path / "filled.pdf"
-    assert_user_error(script("fill_form.py", form, "-o", out, "--set", "nope=1"), "fill_form.py")
-    assert_user_error(
-        script("fill_form.py", form, "-o", out, "--set", "agree=maybe"), "fill_form.py"
-    )
-    assert_user_error(script("fill_form.py", form, "-o", out, "--set", "novalue"), "fill_form.py")
+    one_error_line(script("fill_form.py", form, "-o", out, "--set", "nope=1"), "fill_form.py")
+    one_error_line(script("fill_form.py", form, "-o", out, "--set", "agree=maybe"), "fill_form.py")
+    one_error_line(script("fill_form.py", form, "-o", out, "--set", "novalue"), "fill_form.py")
     bad_json = tmp_path / "v.json"
     bad_json.write_text("{not json")
-    assert_user_error(script("fill_form.py", form, "-o", out, "--data", bad_json), "fill_form.py")
+    one_error_line(script("fill_form.py", form, "-o", out, "--data", bad_json), "fill_form.py")
     assert not out.exists()
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -14,15 +13,9 @@ from pptx import Presentation
 from pptx.enum.shapes import MSO_SHAPE_TYPE
 from pptx.oxml.ns import qn
 
-SCRIPTS = (
-    Path(__file__).resolve().parents[3]
-    / "src"
-    / "workhearth"
-    / "skills"
-    / "builtin"
-    / "pptx"
-    / "scripts"
-)
+from tests.skills.builtin.helpers import BUILTIN, one_error_line, run_script
+
+SCRIPTS = BUILTIN / "pptx" / "scripts"
 OUTLINE = """# 季度业务回顾 Quarterly Review
 2024 年第三季度 · 销售部
 > 开场：感谢大家参加。
@@ -46,13 +39,7 @@ OUTLINE = """# 季度业务回顾 Quarterly Review
 
 
 def script(name: str, *args: object, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(SCRIPTS / f"{name}.py"), *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    return run_script(SCRIPTS / f"{name}.py", *args, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -192,9 +179,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(
     paths["fake"].write_text("not a zip", "utf-8")
     before = sorted(p.name for p in tmp_path.iterdir())
     done = script(name, *(a.format(**paths) for a in args))
-    assert done.returncode == 2, done
-    (line,) = done.stderr.strip().splitlines()
-    assert line.startswith(f"{name}: ") and says in line
+    assert says in one_error_line(done, name)
     assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
@@ -202,5 +187,5 @@ def test_an_existing_output_needs_force(tmp_path: Path) -> None:
     (tmp_path / "o.md").write_text("# T\n", "utf-8")
     (tmp_path / "d.pptx").write_text("keep", "utf-8")
     done = script("outline_to_deck", tmp_path / "o.md", "-o", tmp_path / "d.pptx")
-    assert done.returncode == 2 and "--force" in done.stderr
+    assert "--force" in one_error_line(done, "outline_to_deck")
     assert (tmp_path / "d.pptx").read_text("utf-8") == "keep"

@@ -6,42 +6,21 @@ import importlib.util
 import json
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from openpyxl import load_workbook
 
-SCRIPTS = (
-    Path(__file__).resolve().parents[3]
-    / "src"
-    / "workhearth"
-    / "skills"
-    / "builtin"
-    / "xlsx"
-    / "scripts"
-)
+from tests.skills.builtin.helpers import BUILTIN, one_error_line, run_script
+
+SCRIPTS = BUILTIN / "xlsx" / "scripts"
 HAS_SOFFICE = shutil.which("soffice") is not None
 HAS_PYCEL = importlib.util.find_spec("pycel") is not None
 SALES = "地区,产品,Price,Qty\n华东,苹果,1.5,10\n华南,香蕉,0.8,25\nNorth,Cherry,12,3\nWest,Durian,2.25,8\n"
 
 
 def script(name: str, *args: object, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(SCRIPTS / f"{name}.py"), *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
-
-
-def refused(result: subprocess.CompletedProcess[str], name: str) -> str:
-    """A user mistake: exit 2 and one line on stderr naming the script, no traceback."""
-    assert result.returncode == 2, result
-    lines = result.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"{name}: "), result.stderr
-    return lines[0]
+    return run_script(SCRIPTS / f"{name}.py", *args, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +119,7 @@ def test_recalculate_without_any_engine_names_what_to_install(tmp_path: Path) ->
     done = script(
         "recalculate", tmp_path / "in.xlsx", "-o", tmp_path / "o.xlsx", "--engine", "python"
     )
-    assert "pip install 'workhearth[office]'" in refused(done, "recalculate")
+    assert "pip install 'workhearth[office]'" in one_error_line(done, "recalculate")
     assert not (tmp_path / "o.xlsx").exists()
 
 
@@ -206,7 +185,7 @@ def test_bad_input_is_one_line_exit_2_and_nothing_written(
     assert script("create_from_data", paths["csv"], "-o", paths["book"]).returncode == 0
     before = sorted(p.name for p in tmp_path.iterdir())
     done = script(name, *(a.format(**paths) for a in args))
-    assert says in refused(done, name)
+    assert says in one_error_line(done, name)
     assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
@@ -215,7 +194,9 @@ def test_an_existing_output_needs_force(tmp_path: Path) -> None:
     source.write_text(SALES, "utf-8")
     out = tmp_path / "o.xlsx"
     out.write_text("keep me", "utf-8")
-    assert "--force" in refused(script("create_from_data", source, "-o", out), "create_from_data")
+    assert "--force" in one_error_line(
+        script("create_from_data", source, "-o", out), "create_from_data"
+    )
     assert out.read_text("utf-8") == "keep me"
     assert script("create_from_data", source, "-o", out, "--force").returncode == 0
 
