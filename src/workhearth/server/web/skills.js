@@ -14,6 +14,39 @@ function local(map) {
   return map[getLang()] || map.en || map.zh || Object.values(map)[0] || "";
 }
 
+// A file variable suggests the workspace's files (GET /v1/files, the same confined walk
+// as the agent's list_dir), refreshed as the path is typed.
+let pickers = 0;
+const FILES_SHOWN = 50;
+
+function filePicker(input) {
+  pickers += 1;
+  const list = h("datalist", { id: `file-choices-${pickers}` });
+  input.setAttribute("list", list.id);
+  input.setAttribute("autocomplete", "off");
+  let timer = null;
+  let asked = null;
+  const fill = async () => {
+    const prefix = input.value.includes("/") ? input.value.slice(0, input.value.lastIndexOf("/") + 1) : "";
+    if (prefix === asked) return;
+    asked = prefix;
+    try {
+      const data = await api(`/v1/files?prefix=${q(prefix)}&limit=${FILES_SHOWN}`);
+      if (asked !== prefix) return;
+      clear(list);
+      for (const path of data.files || []) list.appendChild(h("option", { value: path }));
+    } catch {
+      asked = null; // Why: suggestions are a help; the field still takes any path.
+    }
+  };
+  input.addEventListener("focus", fill);
+  input.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(fill, 150);
+  });
+  return list;
+}
+
 function field(variable) {
   const label = h("span", { text: variable.name }, variable.required ? h("span", { class: "req", "aria-hidden": "true", text: " *" }) : null);
   const hint = local(variable.description);
@@ -32,7 +65,8 @@ function field(variable) {
       placeholder: variable.type === "file" ? t("skills.filePlaceholder") : "",
     });
   }
-  return h("label", { class: "field" }, label, input, hint ? h("span", { class: "muted small", text: hint }) : null);
+  const choices = variable.type === "file" ? filePicker(input) : null;
+  return h("label", { class: "field" }, label, input, choices, hint ? h("span", { class: "muted small", text: hint }) : null);
 }
 
 function values(form, example) {

@@ -122,14 +122,18 @@ async function renderFiles(box, id, messages) {
               type: "button",
               class: "btn btn-small btn-restore-version",
               text: t("tasks.restorePrevious"),
+              "aria-label": `${t("tasks.restorePrevious")}: ${change.path}`,
               on: {
-                click: async () => {
+                click: async (ev) => {
+                  ev.currentTarget.disabled = true;
                   try {
-                    await api(`/v1/trash/${q(version.n ?? version.id)}/restore?session=${q(id)}`, { method: "POST" });
+                    await api(`/v1/trash/${q(version.n)}/restore?session=${q(id)}`, { method: "POST" });
                     toast(t("trash.restored", { path: version.original || change.path }));
                   } catch (err) {
                     errorToast(err);
                   }
+                  // Why: the restore kept what it replaced as a new version; list it.
+                  renderFiles(box, id, messages);
                 },
               },
             })
