@@ -10,7 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _pdfio import check_output, open_pdf, parse_ranges, run, write_atomic  # type: ignore[import-not-found]
 
-from workhearth.skills.scriptkit import UserError
+from workhearth.skills.scriptkit import OneLineParser, UserError
 
 PROG = "extract.py"
 
@@ -80,7 +80,7 @@ def main_body(args: argparse.Namespace) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
+    parser = OneLineParser(prog=PROG, description=__doc__)
     parser.add_argument("input", help="the PDF to read")
     parser.add_argument("-o", "--output", help="write here instead of printing (.json or .md)")
     parser.add_argument(

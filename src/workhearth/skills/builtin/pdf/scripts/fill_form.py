@@ -10,7 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _pdfio import check_output, open_pdf, run, write_atomic  # type: ignore[import-not-found]
 
-from workhearth.skills.scriptkit import UserError
+from workhearth.skills.scriptkit import OneLineParser, UserError
 
 PROG = "fill_form.py"
 TRUE_WORDS = {"1", "true", "yes", "on", "y", "x", "是", "选中", "checked"}
@@ -142,7 +142,7 @@ def fill(args: argparse.Namespace) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
+    parser = OneLineParser(prog=PROG, description=__doc__)
     parser.add_argument("input", help="the PDF form")
     parser.add_argument("--list", action="store_true", help="list the fields and exit")
     parser.add_argument("--json", action="store_true", help="with --list: print JSON")

@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _pdfio  # type: ignore[import-not-found]
 
-from workhearth.skills.scriptkit import UserError, atomic_write, check_output, warn
+from workhearth.skills.scriptkit import OneLineParser, UserError, atomic_write, check_output, warn
 
 PROG = "md_to_pdf.py"
 CJK_RE = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
@@ -542,7 +542,7 @@ def build(args: argparse.Namespace) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__.splitlines()[0])
+    parser = OneLineParser(prog=PROG, description=__doc__.splitlines()[0])
     parser.add_argument("input", help="the Markdown file (UTF-8)")
     parser.add_argument("-o", "--output", help="the PDF to write (default: INPUT with .pdf)")
     parser.add_argument("--font", help="a .ttf/.otf/.ttc font with CJK glyphs to embed")

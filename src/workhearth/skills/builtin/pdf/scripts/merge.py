@@ -10,6 +10,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _pdfio import check_output, open_pdf, parse_ranges, run, write_atomic  # type: ignore[import-not-found]
 
+from workhearth.skills.scriptkit import OneLineParser
+
 PROG = "merge.py"
 RANGE_SUFFIX = re.compile(r"^(?P<path>.+?):(?P<ranges>[0-9][0-9,\- ]*|-[0-9]+)$")
 
@@ -43,7 +45,7 @@ def merge(args: argparse.Namespace) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
+    parser = OneLineParser(prog=PROG, description=__doc__)
     parser.add_argument(
         "inputs",
         nargs="+",

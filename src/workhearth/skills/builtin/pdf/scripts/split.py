@@ -9,7 +9,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _pdfio import check_output, open_pdf, parse_ranges, run, write_atomic  # type: ignore[import-not-found]
 
-from workhearth.skills.scriptkit import UserError
+from workhearth.skills.scriptkit import OneLineParser, UserError
 
 PROG = "split.py"
 
@@ -48,7 +48,7 @@ def split(args: argparse.Namespace) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog=PROG, description=__doc__)
+    parser = OneLineParser(prog=PROG, description=__doc__)
     parser.add_argument("input", help="the PDF to split")
     parser.add_argument(
         "-o", "--output-dir", help="folder for the parts (default: the input's folder)"

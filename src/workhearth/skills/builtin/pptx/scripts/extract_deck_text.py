@@ -13,13 +13,20 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from workhearth.skills.scriptkit import UserError, atomic_write, check_output, existing_input, run
+from workhearth.skills.scriptkit import (
+    OneLineParser,
+    UserError,
+    atomic_write,
+    check_output,
+    existing_input,
+    run,
+)
 
 NAME = "extract_deck_text"
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="extract_deck_text.py",
         description="Text, bullets (with levels), tables, picture captions and speaker notes "
         "of every slide, as JSON or Markdown.",

@@ -27,7 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from workhearth.skills.scriptkit import UserError, atomic_write, check_output, existing_input, run
+from workhearth.skills.scriptkit import (
+    OneLineParser,
+    UserError,
+    atomic_write,
+    check_output,
+    existing_input,
+    run,
+)
 
 NAME = "outline_to_deck"
 _BULLET = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+(.*)$")
@@ -58,7 +65,7 @@ class Outline:
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="outline_to_deck.py",
         description="Build a 16:9 .pptx deck from a Markdown (.md) or JSON (.json) outline: "
         "'# ' title slide, '## ' slides, '- ' bullets (indent to nest), '> ' speaker notes, "

@@ -13,13 +13,20 @@ from typing import Any
 
 from xlsx_common import load_workbook, parse_range, pick_sheet
 
-from workhearth.skills.scriptkit import UserError, atomic_write, check_output, existing_input, run
+from workhearth.skills.scriptkit import (
+    OneLineParser,
+    UserError,
+    atomic_write,
+    check_output,
+    existing_input,
+    run,
+)
 
 NAME = "add_chart"
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="add_chart.py",
         description="Add a bar, line or pie chart over a range of a sheet; writes a new workbook.",
     )

@@ -18,7 +18,14 @@ from typing import Any
 
 from xlsx_common import is_error_value, load_workbook, pick_sheet
 
-from workhearth.skills.scriptkit import UserError, atomic_write, check_output, existing_input, run
+from workhearth.skills.scriptkit import (
+    OneLineParser,
+    UserError,
+    atomic_write,
+    check_output,
+    existing_input,
+    run,
+)
 
 NAME = "analyze_sheet"
 _AGGREGATE = re.compile(
@@ -27,7 +34,7 @@ _AGGREGATE = re.compile(
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="analyze_sheet.py",
         description="Per column of a sheet: type, count, blanks, sum/mean/min/max, IQR outliers, "
         "formula count and error values.",

@@ -15,7 +15,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from workhearth.skills.scriptkit import UserError, atomic_write, check_output, existing_input, run
+from workhearth.skills.scriptkit import (
+    OneLineParser,
+    UserError,
+    atomic_write,
+    check_output,
+    existing_input,
+    run,
+)
 
 NAME = "create_from_data"
 _INT = re.compile(r"^[+-]?\d+$")
@@ -27,7 +34,7 @@ FORMATS = {"int": "#,##0", "float": "#,##0.00", "date": "yyyy-mm-dd"}
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="create_from_data.py",
         description="Create an .xlsx workbook from CSV or JSON, with formula columns and a totals row.",
     )

@@ -23,7 +23,14 @@ from typing import Any
 
 from xlsx_common import is_error_value, load_workbook
 
-from workhearth.skills.scriptkit import UserError, atomic_write, check_output, existing_input, run
+from workhearth.skills.scriptkit import (
+    OneLineParser,
+    UserError,
+    atomic_write,
+    check_output,
+    existing_input,
+    run,
+)
 
 NAME = "recalculate"
 MISSING_ENGINE = (
@@ -41,7 +48,7 @@ _PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
 
 
 def parse_args() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="recalculate.py",
         description="Recalculate the formulas of an .xlsx workbook, store the results, "
         "and list cells holding errors (#DIV/0!, #REF!, #NAME?, #VALUE!, ...). "
