@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -101,6 +102,8 @@ class Conn:
     async def request(
         self, method: str, target: str, body: bytes | None = None
     ) -> tuple[int, bytes]:
+        if self.reader is not None and self.reader.at_eof():
+            self.close()  # Why: the server closed it while idle (keep-alive timeout)
         if self.writer is None:
             await self.open()
         assert self.reader is not None and self.writer is not None
@@ -144,6 +147,7 @@ class Target:
         self.headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.saved: list[str] = []
         self.counter = 0
+        self.failures: Counter[str] = Counter()  # why requests failed: "search 500: ..."
 
     def conn(self) -> Conn:
         return Conn(self.host, self.port, self.headers)
@@ -152,18 +156,28 @@ class Target:
         self.counter += 1
         n = self.counter
         if kind == "bare":
-            status, _ = await conn.request("GET", "/bare")
-            return status == 200
+            status, data = await conn.request("GET", "/bare")
+            return self._ok(kind, status, data)
         if kind == "search":
             q = quote(f"{WORDS[n % len(WORDS)]} {WORDS[(n * 7) % len(WORDS)]}")
-            status, _ = await conn.request("GET", f"/v1/memory/search?q={q}&limit=6")
-            return status == 200
+            status, data = await conn.request("GET", f"/v1/memory/search?q={q}&limit=6")
+            return self._ok(kind, status, data)
         content = f"load note {n}: the {WORDS[n % len(WORDS)]} owner is person {n}"
         body = json.dumps({"content": content, "tags": ["load"]}).encode()
         status, data = await conn.request("POST", "/v1/memory", body)
         if status == 201:
             self.saved.append(json.loads(data)["id"])
             return True
+        return self._ok(kind, status, data)
+
+    def _ok(self, kind: str, status: int, data: bytes) -> bool:
+        if status == 200:
+            return True
+        self.failures[f"{kind} {status}: {data[:200].decode(errors='replace')}"] += 1
+        return False
+
+    def failed(self, kind: str, exc: BaseException) -> bool:
+        self.failures[f"{kind}: {type(exc).__name__} {exc}"[:200]] += 1
         return False
 
 
@@ -183,7 +197,9 @@ async def fixed_rate(
     """
     lat: dict[str, list[float]] = {k: [] for k, _ in mix}
     errs: dict[str, int] = dict.fromkeys(lat, 0)
-    free: asyncio.LifoQueue[Conn] = asyncio.LifoQueue()
+    # Why first-in first-out: every connection stays in use, as with 32 clients; a
+    # stack would leave some idle past the server's keep-alive timeout.
+    free: asyncio.Queue[Conn] = asyncio.Queue()
     for c in await _pool(target, connections):
         free.put_nowait(c)
     cpu0 = time.process_time()
@@ -196,8 +212,8 @@ async def fixed_rate(
         conn = await free.get()
         try:
             ok = await target.call(conn, kind)
-        except (OSError, asyncio.IncompleteReadError, TimeoutError, ValueError):
-            ok = False
+        except (OSError, asyncio.IncompleteReadError, TimeoutError, ValueError) as exc:
+            ok = target.failed(kind, exc)
         finally:
             free.put_nowait(conn)
         if ok:
@@ -236,8 +252,8 @@ async def saturate(target: Target, kind: str, duration: float, connections: int)
             t0 = time.perf_counter()
             try:
                 ok = await target.call(conn, kind)
-            except (OSError, asyncio.IncompleteReadError, TimeoutError, ValueError):
-                ok = False
+            except (OSError, asyncio.IncompleteReadError, TimeoutError, ValueError) as exc:
+                ok = target.failed(kind, exc)
             if ok:
                 latencies.append(time.perf_counter() - t0)
             else:
@@ -385,6 +401,7 @@ def main() -> None:
         except NotFoundError:
             lost.append(entry_id)
     result["saves"] = {"acknowledged": len(target.saved), "lost": len(lost)}
+    result["failures"] = dict(target.failures + bare_target.failures)
     sat = result["saturation"]
     result["targets"] = {
         "fixed_rate_search_p99_ms_le_50": result["fixed_rate"]["hearth"]["search"]["p99_ms"] <= 50,
@@ -415,6 +432,8 @@ def main() -> None:
             f"{r.get('client_cpu', ''):>12}"
         )
     print(f"saves acknowledged {len(target.saved)}, lost {len(lost)}")
+    for why, n in result["failures"].items():
+        print(f"failed {n}x: {why}")
     print("targets: " + ", ".join(f"{k}={v}" for k, v in result["targets"].items()))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, indent=2) + "\n")
