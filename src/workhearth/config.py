@@ -317,6 +317,10 @@ class Config:
     # folder (for ~/.agents/skills, ~/.claude/skills), from HOME.
     language: str = "en"
     user_home: Path | None = None
+    # ``[server] allowed_hosts``: Host names ``hearth serve`` answers to besides
+    # localhost; ``[team] key_file``: the team bank's encryption key (issue #13).
+    allowed_hosts: tuple[str, ...] = ()
+    team_key_file: Path | None = None
 
     @property
     def paths(self) -> HearthPaths:
@@ -564,5 +568,24 @@ def load_config(
         bank=_bank_config(_section(raw, "bank", cfg_path), env, cfg_path),
         language=_language(_section(raw, "ui", cfg_path), env, cfg_path),
         user_home=Path(env["HOME"]) if env.get("HOME") else None,
+        allowed_hosts=_allowed_hosts(_section(raw, "server", cfg_path), cfg_path),
+        team_key_file=_team_key_file(_section(raw, "team", cfg_path), cfg_path),
         raw=raw,
     )
+
+
+def _allowed_hosts(section: Mapping[str, object], path: Path) -> tuple[str, ...]:
+    hosts = section.get("allowed_hosts", [])
+    if not isinstance(hosts, list) or not all(isinstance(h, str) and h.strip() for h in hosts):
+        raise ConfigError(f"{path}: [server] allowed_hosts must be a list of host names")
+    return tuple(h.strip().lower() for h in hosts)
+
+
+def _team_key_file(section: Mapping[str, object], path: Path) -> Path | None:
+    value = section.get("key_file")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ConfigError(f"{path}: [team] key_file must be a path")
+    key_path = Path(value).expanduser()
+    return key_path if key_path.is_absolute() else path.parent / key_path

@@ -13,6 +13,7 @@ import signal
 import socket
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -105,16 +106,46 @@ def serve(
     no_open: Annotated[
         bool, typer.Option("--no-open", help="Do not open the workbench in a browser.")
     ] = False,
+    store: Annotated[
+        str | None,
+        typer.Option(
+            "--store",
+            help="Team mode: serve the team memory bank in this postgresql://… database.",
+        ),
+    ] = None,
+    store_key_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--store-key-file", help="Team mode: the bank's encryption key ([team] key_file)."
+        ),
+    ] = None,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="A Host name this server answers to besides localhost (repeatable; "
+            "[server] allowed_hosts).",
+        ),
+    ] = None,
 ) -> None:
-    """Serve the REST API and the web workbench (prints a one-time login URL)."""
+    """Serve the REST API and the web workbench (prints a one-time login URL).
+
+    With --store, serve a team's memory bank instead (per-user tokens, no tasks).
+    """
     if host not in LOOPBACK and not allow_remote:
         raise UsageError(
             f"--host {host} would let other machines reach your memory and sessions; "
             "add --allow-remote if you mean it"
         )
+    wh = hearth()
+    allowed = frozenset(
+        h.strip().lower() for h in (*wh.config.allowed_hosts, *(allowed_host or ())) if h.strip()
+    )
+    if store is not None:
+        _serve_team(store, store_key_file or wh.config.team_key_file, host, port, allowed)
+        return
     from workhearth.server.security import LOGIN_TTL, TOKEN_FILE, load_or_create_token
 
-    wh = hearth()
     token = load_or_create_token(wh.home)
     sock = _bind(host, port)
     port = sock.getsockname()[1]
@@ -123,7 +154,7 @@ def serve(
 
     from workhearth.server.app import create_app
 
-    extra = _remote_hosts(host) if host not in LOOPBACK else frozenset()
+    extra = (_remote_hosts(host) if host not in LOOPBACK else frozenset()) | allowed
     app = create_app(
         wh.config, token=token, workspace=wh.workspace, extra_hosts=extra, env=os.environ
     )
@@ -161,6 +192,55 @@ def serve(
             await super().shutdown(sockets)
 
     server = Server(config)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
+    if getattr(server, "started", True) is False:
+        raise typer.Exit(1)
+
+
+def _serve_team(
+    store: str, key_file: Path | None, host: str, port: int, allowed: frozenset[str]
+) -> None:
+    """Team mode: the bank API on PostgreSQL; refuses to start on a damaged database."""
+    from workhearth.team.store import PgBank, check_url, where
+
+    check_url(store)
+    key = None
+    if key_file is not None:
+        from workhearth.team.crypto import read_key_file
+
+        key = read_key_file(key_file)
+    # Why before binding: a missing search index or a wrong key is one line and exit 1.
+    bank = PgBank(store, key=key)
+    try:
+        sock = _bind(host, port)
+    except BaseException:
+        bank.close()
+        raise
+    port = sock.getsockname()[1]
+
+    import uvicorn
+
+    from workhearth.server.team import create_team_app
+
+    extra = (_remote_hosts(host) if host not in LOOPBACK else frozenset()) | allowed
+    app = create_team_app(bank, extra_hosts=extra)
+    base = f"http://{_url_host('127.0.0.1' if host in ('0.0.0.0', '::') else host)}:{port}"
+    sealed = "encrypted" if key is not None else "not encrypted"
+    print(f"hearth serve: team bank {where(store)} ({sealed}) on {base}/", flush=True)
+    print("API: Authorization: Bearer <a token of hearth team user add>   stop: Ctrl-C", flush=True)
+    if host not in LOOPBACK:
+        print(
+            f"hearth: warning: listening on {host}: put TLS in front (tokens travel in clear)",
+            file=sys.stderr,
+            flush=True,
+        )
+    config = uvicorn.Config(
+        app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=3
+    )
+    server = _server_class(uvicorn)(config)
     try:
         server.run(sockets=[sock])
     finally:

@@ -1,0 +1,237 @@
+"""Team mode of ``hearth serve --store postgresql://…``: the memory bank of a team.
+
+The ``/v1/memory`` routes of DESIGN §6 with the same shapes, status codes and
+limits as local mode, backed by :class:`~workhearth.team.store.PgBank`. Every
+request carries a team user's bearer token (``hearth team user add``); the
+server, never the client, decides whose entries a request sees. There is no
+``server.token``, no login page, no agent task, no state of its own: several
+servers may share one database behind any load balancer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Query, Request, Response
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from workhearth import __version__
+from workhearth.errors import NotFoundError, UsageError
+from workhearth.memory.search import DEFAULT_LIMIT
+from workhearth.server.schemas import (
+    BODY_MAX,
+    COMMON,
+    LIMIT_MAX,
+    LIST_LIMIT_MAX,
+    QUERY_MAX,
+    EntryListOut,
+    EntryOut,
+    MemoryEditIn,
+    MemorySaveIn,
+    SearchOut,
+    errors,
+)
+from workhearth.server.security import Guard
+from workhearth.team.store import NOT_FOUND, PgBank, psycopg
+
+NOT_LOGGED_IN = (
+    "a team token is needed: send Authorization: Bearer <the token of hearth team user add>"
+)
+TEAM_ONLY = (
+    "this is a team bank server (hearth serve --store): it serves only /v1/memory; "
+    "agent tasks, sessions, skills and files stay on each person's own hearth"
+)
+IDEMPOTENCY_MAX = 128
+
+
+async def team_user(request: Request) -> str:
+    """The team user whose bearer token this request carries, else a 401.
+
+    Why a thread: the token's hash is looked up in the database on every request
+    (no cache: a removed user is refused at once, by every server).
+    """
+    scheme, _, value = (request.headers.get("authorization") or "").partition(" ")
+    token = value.strip()
+    user = None
+    if scheme.lower() == "bearer" and token:
+        bank: PgBank = request.app.state.bank
+        user = await run_in_threadpool(bank.user_for_token, token)
+    if user is None:
+        raise HTTPException(401, NOT_LOGGED_IN, headers={"WWW-Authenticate": "Bearer"})
+    return user
+
+
+User = Annotated[str, Depends(team_user)]
+router = APIRouter(prefix="/v1/memory", tags=["memory"])
+
+
+def _bank(request: Request) -> PgBank:
+    return request.app.state.bank  # type: ignore[no-any-return]
+
+
+class MemoryNotFound(NotFoundError):
+    def __init__(self) -> None:
+        super().__init__(NOT_FOUND)
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=EntryOut,
+    responses={200: {"model": EntryOut, "description": "Already saved: the existing entry"}},
+)
+def save(
+    body: MemorySaveIn,
+    request: Request,
+    response: Response,
+    user: User,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            max_length=IDEMPOTENCY_MAX,
+            description="A key per save: the same key again answers 200 with the first save's entry.",
+        ),
+    ] = None,
+) -> dict:
+    """Save a confirmed sentence for the caller (secrets refused unless ``redact``).
+
+    ``workspace`` is accepted for the local API's shape and ignored: the team bank
+    has one bank per user.
+    """
+    entry = _bank(request).save(
+        user,
+        body.content,
+        body.level,
+        list(body.tags),
+        [c.model_dump() for c in body.contexts],
+        redact=body.redact,
+        idempotency_key=idempotency_key or None,
+    )
+    if entry.existed:
+        response.status_code = 200
+    return entry.as_dict()
+
+
+@router.get("/search", response_model=SearchOut)
+def search(
+    request: Request,
+    user: User,
+    q: Annotated[str, Query(max_length=QUERY_MAX, description="Words to find.")],
+    limit: Annotated[int, Query(ge=1, le=LIMIT_MAX)] = DEFAULT_LIMIT,
+    workspace: Annotated[str | None, Query(include_in_schema=False)] = None,
+) -> dict:
+    """The caller's best hits first; nothing found is a 200 with an empty list."""
+    return {"results": [h.as_dict() for h in _bank(request).search(user, q, limit)]}
+
+
+@router.get("", response_model=EntryListOut)
+def list_entries(
+    request: Request,
+    user: User,
+    limit: Annotated[int, Query(ge=1, le=LIST_LIMIT_MAX)] = 20,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    tag: Annotated[str | None, Query(max_length=64)] = None,
+    workspace: Annotated[str | None, Query(include_in_schema=False)] = None,
+) -> dict:
+    """The caller's entries newest first; pass ``next_cursor`` back as ``cursor``."""
+    entries, next_cursor = _bank(request).list(user, limit, cursor or None, tag or None)
+    return {"entries": [e.as_dict() for e in entries], "next_cursor": next_cursor}
+
+
+@router.patch("/{entry_id}", response_model=EntryOut, responses=errors(404))
+def edit(entry_id: str, body: MemoryEditIn, request: Request, user: User) -> dict:
+    """Replace the text of one of the caller's entries (its id stays)."""
+    try:
+        return _bank(request).edit(user, entry_id, body.content, body.redact).as_dict()
+    except NotFoundError:
+        raise MemoryNotFound() from None
+
+
+@router.delete("/{entry_id}", status_code=204, response_class=Response, responses=errors(404))
+def delete(entry_id: str, request: Request, user: User) -> Response:
+    """Delete one of the caller's entries (restore brings it back)."""
+    try:
+        _bank(request).delete(user, entry_id)
+    except NotFoundError:
+        raise MemoryNotFound() from None
+    return Response(status_code=204)
+
+
+@router.post("/{entry_id}/restore", response_model=EntryOut, responses=errors(404, 409))
+def restore(entry_id: str, request: Request, user: User) -> dict:
+    """Undo a delete: the entry comes back under its id."""
+    try:
+        return _bank(request).restore(user, entry_id).as_dict()
+    except NotFoundError:
+        raise MemoryNotFound() from None
+    except UsageError as exc:
+        raise HTTPException(409, str(exc)) from None
+
+
+@router.api_route(
+    "/{rest:path}", methods=["GET", "POST", "PATCH", "DELETE"], include_in_schema=False
+)
+def anything_else(rest: str, request: Request, user: User) -> None:
+    """An id with a slash in it is malformed too: the same 404 as any other."""
+    from workhearth.server.deps import allowed_methods
+
+    if allowed_methods(request.app, request.url.path):
+        raise HTTPException(405)
+    raise MemoryNotFound()
+
+
+def create_team_app(
+    bank: PgBank, *, extra_hosts: frozenset[str] = frozenset(), close_bank: bool = True
+) -> FastAPI:
+    """The team bank server over ``bank``; ``extra_hosts``: Host names besides localhost."""
+    from workhearth.server.app import _install_error_handlers
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            if close_bank:
+                bank.close()
+
+    app = FastAPI(
+        title="workhearth team bank",
+        version=__version__,
+        description="Team memory bank of hearth serve --store: /v1/memory with per-user tokens.",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.bank = bank
+    app.state.tasks = None  # Why: cli/serve.py's shutdown asks; team mode runs no tasks
+    _install_error_handlers(app)
+
+    @app.exception_handler(psycopg.OperationalError)
+    async def store_down(_request: Request, _exc: Exception) -> JSONResponse:
+        # Why 503 and no detail of libpq: its text may name hosts and users; the
+        # client queues a save on a 503 and sends it again later.
+        return JSONResponse({"detail": "the team store is unreachable"}, status_code=503)
+
+    app.include_router(router, responses=errors(*COMMON))
+
+    @app.get("/v1/info", tags=["server"])
+    def info(_user: User) -> dict[str, str]:
+        """Version and mode (no secrets)."""
+        return {"version": __version__, "mode": "team"}
+
+    @app.api_route(
+        "/{rest:path}", methods=["GET", "POST", "PATCH", "DELETE", "PUT"], include_in_schema=False
+    )
+    def not_here(rest: str) -> JSONResponse:
+        # Why 404 with a reason: a page or client pointed at a team server should say
+        # why /v1/tasks, /mcp or / are not here, not look like a broken route.
+        return JSONResponse({"detail": TEAM_ONLY}, status_code=404)
+
+    app.add_middleware(Guard, body_max=BODY_MAX, extra_hosts=extra_hosts)
+    return app
+
+
+__all__ = ["TEAM_ONLY", "create_team_app", "team_user"]
