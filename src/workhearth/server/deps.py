@@ -168,12 +168,12 @@ class MemoryPool:
             if memory is None:
                 yield None
                 return
-            if not self._writing.get(workspace):
-                # Why skip while this server writes: the write is not acknowledged yet,
-                # so the view before it is a right answer, and catching up now would
-                # race the writer for the index (and wait for it, on the event loop).
-                memory.sync()
             try:
+                if not self._writing.get(workspace):
+                    # Why skip while this server writes: the write is not acknowledged
+                    # yet, so the view before it is a right answer, and catching up now
+                    # would race the writer for the index (and wait for it, on the loop).
+                    memory.sync()
                 yield memory
             except BaseException:
                 memory.close()
