@@ -1,99 +1,49 @@
 """The remote bank and its offline queue, through the real ``hearth`` command.
 
-The server is ``tests.team.bank_standin`` (PgBank behind the /v1/memory routes) on
-a real PostgreSQL; rows are counted in the database itself.
+The server is the real ``hearth serve --store`` on a real PostgreSQL; rows are
+counted in the database itself. Two tests put a fault at the network edge
+(tests.team.edge_proxy) between the client and that server.
 """
 
 from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 
+import httpx
 import orjson
 import pytest
 
 from tests.e2e.conftest import HEARTH_CMD, Hearth, make_hearth
+from tests.team.edge_proxy import EdgeProxy
+from tests.team.team_server import TeamServer as BankServer
+from tests.team.team_server import free_port
 from workhearth.team.queue import Outbox
 from workhearth.team.store import PgBank, connect
 from workhearth.team.users import add_user
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@dataclass
-class BankServer:
-    store: str
-    port: int
-    log: Path
-    proc: subprocess.Popen[bytes] | None = None
-    args: list[str] = field(default_factory=list)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self, *args: str) -> None:
-        assert self.proc is None
-        with self.log.open("ab") as log:
-            self.proc = subprocess.Popen(
-                [
-                    *(sys.executable, "-m", "tests.team.bank_standin"),
-                    *("--store", self.store, "--port", str(self.port), *args),
-                ],
-                cwd=ROOT,
-                stdout=log,
-                stderr=log,
-            )
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log.read_text()
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.1)
-        raise AssertionError("the bank stand-in did not start")
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.kill()
-            self.proc.wait(30)
-            self.proc = None
-
-    def contents(self, *, deleted: bool = False) -> list[str]:
-        where = "" if deleted else " AND deleted IS NULL"
-        with connect(self.store) as conn:
-            rows = conn.execute(
-                f"SELECT content FROM entries WHERE owner = 'ann'{where} ORDER BY created, id"
-            ).fetchall()
-        return [r[0] for r in rows]
 
 
 @pytest.fixture
 def server(tmp_path: Path, pg_url: str) -> Iterator[BankServer]:
     PgBank(pg_url).close()  # Why: creates the schema before a user is added
-    srv = BankServer(pg_url, _free_port(), tmp_path / "server.log")
+    srv = BankServer(pg_url, tmp_path / "server-home", tmp_path / "server.log")
     yield srv
     srv.stop()
+
+
+def _bank_url(h: Hearth, url: str) -> None:
+    (h.home / "config.toml").write_text(f'[bank]\nurl = "{url}"\ntimeout = 5\n')
 
 
 @pytest.fixture
 def client(tmp_path: Path, server: BankServer) -> Hearth:
     h = make_hearth(tmp_path / "client")
     h.home.mkdir()
-    (h.home / "config.toml").write_text(f'[bank]\nurl = "{server.url}"\ntimeout = 5\n')
+    _bank_url(h, server.url)
     with connect(server.store) as conn:
         h.env["HEARTH_BANK_TOKEN"] = add_user(conn, "ann")
     return h
@@ -172,22 +122,24 @@ def test_saves_while_the_server_is_down_are_queued_and_arrive_once_in_order(
 
 
 def test_a_client_killed_after_the_server_committed_resends_and_the_server_keeps_one(
-    tmp_path: Path, server: BankServer, client: Hearth
+    server: BankServer, client: Hearth
 ) -> None:
-    hold = tmp_path / "hold"
-    hold.touch()
-    server.start("--hold", str(hold))
+    # Why the proxy takes the client's port: the outbox keeps saves per bank URL.
+    client_port, server.port = server.port, free_port()
+    server.start()
+    edge = EdgeProxy(server.port, client_port)
+    edge.hold = True
     proc = _start_hearth(client, "memory", "save", "echo: deploys need a change ticket")
-    committed = Path(str(hold) + ".committed")
     deadline = time.monotonic() + 60
-    while not committed.exists() and time.monotonic() < deadline:
+    while not edge.committed and time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.05)
-    # The server committed and holds its answer back: the client dies before it
+    # The server committed and its answer is held back: the client dies before it
     # can mark the save sent.
     proc.send_signal(signal.SIGKILL)
     proc.wait(30)
-    (key,) = committed.read_text().split()
+    edge.close()
+    (key,) = edge.committed
     outbox = Outbox(client.home / "bank")
     assert [q.key for q in outbox.pending()] == [key]
     outbox.close()
@@ -199,7 +151,7 @@ def test_a_client_killed_after_the_server_committed_resends_and_the_server_keeps
         (entry,) = bank.list("ann")[0]
         bank.delete("ann", entry.id)
     server.stop()
-    hold.unlink()
+    server.port = client_port
     server.start()
     synced = client.run("memory", "sync", "--json")
     assert synced.code == 0, synced.err
@@ -217,7 +169,13 @@ def test_a_save_the_server_refuses_goes_to_the_dead_letters_and_is_reported(
     for text in ("short one", "a sentence longer than this server takes", "short two"):
         queued = client.run("memory", "save", text)
         assert queued.code == 0 and queued.out.startswith("queued "), queued.err
-    server.start("--content-limit", "20")
+    # Why at the edge: the real server's limits are the client's own; a server of
+    # another version with a stricter one is what refuses here. The proxy takes
+    # the client's port (the outbox keeps saves per bank URL).
+    client_port, server.port = server.port, free_port()
+    server.start()
+    edge = EdgeProxy(server.port, client_port)
+    edge.content_limit = 20
     synced = client.run("memory", "sync")
     assert synced.code == 1
     assert synced.err_lines == [
@@ -237,6 +195,16 @@ def test_a_save_the_server_refuses_goes_to_the_dead_letters_and_is_reported(
         "hearth: the team bank refused it (422): content over this server's 20 characters"
     ]
     assert len(Outbox(client.home / "bank").dead()) == 2
+    edge.close()
+    # The real server refuses what the library's limits refuse, with the same 422.
+    with connect(server.store) as conn:
+        token = add_user(conn, "bob")
+    too_many = httpx.post(
+        f"{server.url}/v1/memory",
+        json={"content": "x", "tags": [f"t{i}" for i in range(50)]},
+        headers={"Authorization": f"Bearer {token}"},
+    )
+    assert too_many.status_code == 422 and too_many.json()["detail"]
 
 
 def test_bank_config_errors_name_the_file(client: Hearth) -> None:
