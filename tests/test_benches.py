@@ -160,3 +160,19 @@ def test_server_load_bench_runs(tmp_path: Path) -> None:
     )
     assert result["saturation"]["bare"]["rps"] > 0 and result["library_search"]["rps"] > 0
     assert result["saves"]["acknowledged"] > 0 and result["saves"]["lost"] == 0
+
+
+def test_team_load_bench_runs(tmp_path: Path) -> None:
+    import glob
+    import importlib.util
+    import os
+
+    import pytest
+
+    if importlib.util.find_spec("psycopg") is None:
+        pytest.skip("the team extra (psycopg) is not installed")
+    if not (os.environ.get("HEARTH_TEST_PG") or glob.glob("/usr/lib/postgresql/*/bin/pg_ctl")):
+        pytest.skip("no PostgreSQL: set HEARTH_TEST_PG or install Debian's postgresql")
+    result = run_bench("team_load.py", tmp_path / "tl.json", "--duration", "0.5", "--users", "4")
+    assert result["ok"] and result["saves"]["acknowledged"] > 0
+    assert result["search"]["rps"] > 0 and result["saves"]["missing"] == 0
