@@ -2,19 +2,35 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
+import httpx2
 import pytest
+from mcp.client.streamable_http import streamable_http_client
 
+from mcp import Client
 from tests.team.team_server import TeamServer
 from workhearth.team.crypto import KEY_LEN
 from workhearth.team.store import PgBank, connect
 from workhearth.team.users import add_user
 
 NOT_FOUND = {"detail": "no such memory entry"}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
 @pytest.fixture
@@ -131,7 +147,6 @@ def test_team_mode_runs_no_agent_tasks_and_keeps_no_local_token(
             ("POST", "/v1/tasks"),
             ("GET", "/v1/sessions"),
             ("GET", "/v1/skills"),
-            ("POST", "/mcp"),
             ("GET", "/"),
             ("GET", "/login"),
         ):
@@ -140,6 +155,10 @@ def test_team_mode_runs_no_agent_tasks_and_keeps_no_local_token(
             assert "team bank server" in r.json()["detail"] and "agent tasks" in r.json()["detail"]
         paths = c.get("/openapi.json").json()["paths"]
         assert all(p.startswith(("/v1/memory", "/v1/info")) for p in paths), paths
+        mcp = c.post("/mcp", json=INIT, headers={**ACCEPT, **h})
+        assert mcp.status_code == 200 and mcp.json()["result"]["serverInfo"]["name"] == (
+            "workhearth-team"
+        )
     assert not (srv.home / "server.token").exists()
 
 
@@ -205,3 +224,43 @@ def test_a_keyed_server_stores_no_plaintext_and_a_keyless_one_refuses(
     assert done.stderr.strip().splitlines() == [
         "hearth: the team store is encrypted: configure its key"
     ]
+
+
+def test_the_mcp_face_acts_for_the_token_s_user_on_either_server(
+    servers: Callable[..., TeamServer],
+) -> None:
+    a = servers()
+    b = servers()
+    h = _users(a.store, "ann", "bob")
+    url = f"{a.url}/mcp"
+    for headers in ({}, {"Authorization": "Bearer hth_wrong"}):
+        refused = httpx.post(url, json=INIT, headers={**ACCEPT, **headers})
+        assert refused.status_code == 401 and "team token" in refused.json()["detail"]
+
+    async def tools(base: str, who: str, *calls: tuple[str, dict]) -> list[Any]:
+        http = httpx2.AsyncClient(headers=h[who], timeout=60)
+        async with Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client:
+            return [await client.call_tool(name, args) for name, args in calls]
+
+    (saved,) = asyncio.run(tools(a.url, "ann", ("memory_save", {"content": "会议室在三楼"})))
+    entry_id = saved.structured_content["id"]
+    # Any server answers (stateless); only ann sees her entry; bob cannot delete it.
+    ann_hits, ann_list = asyncio.run(
+        tools(b.url, "ann", ("memory_search", {"query": "三楼"}), ("memory_list", {}))
+    )
+    assert [x["entry_id"] for x in ann_hits.structured_content["results"]] == [entry_id]
+    assert [e["id"] for e in ann_list.structured_content["entries"]] == [entry_id]
+    bob_hits, bob_list, bob_delete = asyncio.run(
+        tools(
+            b.url,
+            "bob",
+            ("memory_search", {"query": "三楼"}),
+            ("memory_list", {}),
+            ("memory_delete", {"id": entry_id}),
+        )
+    )
+    assert bob_hits.structured_content["results"] == []
+    assert bob_list.structured_content["entries"] == []
+    assert bob_delete.is_error and "no such memory entry" in bob_delete.content[0].text
+    rest = httpx.get(f"{a.url}/v1/memory", headers=h["ann"]).json()["entries"]
+    assert [e["content"] for e in rest] == ["会议室在三楼"]

@@ -5,7 +5,8 @@ limits as local mode, backed by :class:`~workhearth.team.store.PgBank`. Every
 request carries a team user's bearer token (``hearth team user add``); the
 server, never the client, decides whose entries a request sees. There is no
 ``server.token``, no login page, no agent task, no state of its own: several
-servers may share one database behind any load balancer.
+servers may share one database behind any load balancer. ``/mcp`` is the same
+bank's MCP face (workhearth.mcp.team), with the same tokens.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
+from starlette.routing import Route
 
 from workhearth import __version__
 from workhearth.errors import NotFoundError, UsageError
@@ -41,7 +43,7 @@ NOT_LOGGED_IN = (
     "a team token is needed: send Authorization: Bearer <the token of hearth team user add>"
 )
 TEAM_ONLY = (
-    "this is a team bank server (hearth serve --store): it serves only /v1/memory; "
+    "this is a team bank server (hearth serve --store): it serves only /v1/memory and /mcp; "
     "agent tasks, sessions, skills and files stay on each person's own hearth"
 )
 IDEMPOTENCY_MAX = 128
@@ -69,7 +71,7 @@ router = APIRouter(prefix="/v1/memory", tags=["memory"])
 
 
 def _bank(request: Request) -> PgBank:
-    return request.app.state.bank  # type: ignore[no-any-return]
+    return request.app.state.bank
 
 
 class MemoryNotFound(NotFoundError):
@@ -187,12 +189,16 @@ def create_team_app(
     bank: PgBank, *, extra_hosts: frozenset[str] = frozenset(), close_bank: bool = True
 ) -> FastAPI:
     """The team bank server over ``bank``; ``extra_hosts``: Host names besides localhost."""
+    from workhearth.mcp.team import TeamMCPEndpoint
     from workhearth.server.app import _install_error_handlers
+
+    mcp = TeamMCPEndpoint(bank)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         try:
-            yield
+            async with mcp.lifespan():
+                yield
         finally:
             if close_bank:
                 bank.close()
@@ -221,6 +227,9 @@ def create_team_app(
     def info(_user: User) -> dict[str, str]:
         """Version and mode (no secrets)."""
         return {"version": __version__, "mode": "team"}
+
+    # /mcp: the memory tools per user; a plain route (a Mount would redirect /mcp to /mcp/).
+    app.router.routes.append(Route("/mcp", endpoint=mcp))
 
     @app.api_route(
         "/{rest:path}", methods=["GET", "POST", "PATCH", "DELETE", "PUT"], include_in_schema=False
