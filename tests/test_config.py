@@ -48,3 +48,15 @@ def test_read_file_false_ignores_a_broken_file_but_keeps_the_environment(tmp_pat
     assert config.home == tmp_path / "home"
     assert config.fsync == "always"
     assert config.raw == {}
+
+
+def test_server_allowed_hosts_and_team_key_file(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text(
+        '[server]\nallowed_hosts = ["Bank.Example "]\n[team]\nkey_file = "bank.key"\n'
+    )
+    config = load_config({}, tmp_path)
+    assert config.allowed_hosts == ("bank.example",)
+    assert config.team_key_file == tmp_path / "bank.key"
+    (tmp_path / "config.toml").write_text('[server]\nallowed_hosts = "bank.example"\n')
+    with pytest.raises(ConfigError, match=r"\[server\] allowed_hosts must be a list"):
+        load_config({}, tmp_path)

@@ -76,3 +76,36 @@ def test_another_interface_needs_allow_remote(tmp_path: Path) -> None:
     result = hearth.run("serve", "--host", "0.0.0.0", "--no-open")
     assert result.code == 2 and len(result.err_lines) == 1
     assert "--allow-remote" in result.err_lines[0]
+
+
+def test_allowed_hosts_extend_the_host_check_in_local_mode_too(tmp_path: Path) -> None:
+    hearth = make_hearth(tmp_path)
+    hearth.home.mkdir()
+    (hearth.home / "config.toml").write_text('[server]\nallowed_hosts = ["box.lan"]\n')
+    proc = subprocess.Popen(
+        [*HEARTH_CMD, "serve", "--port", "0", "--no-open", "--allowed-host", "Hearth.Local"],
+        cwd=hearth.workspace,
+        env=hearth.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        port = int(re.search(r":(\d+)/", proc.stdout.readline()).group(1))  # type: ignore[union-attr]
+        token = (hearth.home / "server.token").read_text().strip()
+        auth = {"Authorization": f"Bearer {token}"}
+        url = f"http://127.0.0.1:{port}/v1/info"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(url, headers=auth, timeout=10)
+                break
+            except httpx.ConnectError:
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
+        for host, status in (("hearth.local", 200), ("box.lan:80", 200), ("other.lan", 421)):
+            assert httpx.get(url, headers={**auth, "Host": host}).status_code == status, host
+    finally:
+        proc.kill()
+        proc.wait()
