@@ -138,7 +138,7 @@ def create_app(
     )
 
     _install_error_handlers(app)
-    api = {"dependencies": [Depends(require_auth)], "responses": errors(*COMMON)}
+    api: dict[str, Any] = {"dependencies": [Depends(require_auth)], "responses": errors(*COMMON)}
     for module in (memory, sessions, skills, trash, audit, files):
         app.include_router(module.router, **api)
     if tasks_routes is not None:
