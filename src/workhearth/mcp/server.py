@@ -9,7 +9,6 @@ JSON schema the typed signature gives.
 from __future__ import annotations
 
 import functools
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -24,9 +23,10 @@ from mcp.types import INVALID_PARAMS, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
+from workhearth.api_models import checked_workspace
 from workhearth.app import Workhearth
 from workhearth.config import Config
-from workhearth.errors import HearthError, NotFoundError, UsageError
+from workhearth.errors import HearthError, NotFoundError
 
 T = TypeVar("T")
 WORKSPACES_KEPT = 8
@@ -164,13 +164,8 @@ class Hearths:
     def resolve(self, workspace: str | None) -> Path:
         if workspace is None or not workspace.strip():
             return self.default
-        # Why these rules and words: the REST API's (server/deps.py), so both answer alike.
-        if "\x00" in workspace or not os.path.isabs(workspace):
-            raise UsageError("workspace must be an absolute path")
-        path = Path(os.path.normpath(workspace))
-        if not path.is_dir():
-            raise UsageError("workspace must be an existing folder")
-        return path
+        # Why the shared check: the REST API's rules and words, so both answer alike.
+        return checked_workspace(workspace)
 
     def get(self, workspace: str | None) -> Workhearth:
         path = self.resolve(workspace)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
@@ -14,9 +13,9 @@ from typing import Annotated
 from fastapi import FastAPI, HTTPException, Query, Request
 from starlette.routing import compile_path
 
+from workhearth.api_models import checked_workspace
 from workhearth.app import Workhearth
 from workhearth.config import Config
-from workhearth.errors import UsageError
 from workhearth.memory.api import Memory
 from workhearth.server.schemas import PATH_MAX
 from workhearth.server.security import COOKIE, Auth
@@ -61,12 +60,7 @@ async def require_auth(request: Request) -> None:
 def workspace_path(request: Request, workspace: str | None) -> Path:
     if workspace is None or workspace == "":
         return Path(request.app.state.workspace)
-    if "\x00" in workspace or not os.path.isabs(workspace):
-        raise UsageError("workspace must be an absolute path")
-    path = Path(os.path.normpath(workspace))
-    if not path.is_dir():
-        raise UsageError("workspace must be an existing folder")
-    return path
+    return checked_workspace(workspace)
 
 
 _Slot = tuple[threading.Semaphore, list[Memory]]
