@@ -22,7 +22,7 @@ LAYERS = {
     "team": 2,
     "agent": 3,
     "app": 4,
-    "api_models": 4,
+    "api": 4,
     "cli": 5,
     "server": 5,
     "mcp": 5,

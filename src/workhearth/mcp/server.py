@@ -23,7 +23,7 @@ from mcp.types import INVALID_PARAMS, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
-from workhearth.api_models import checked_workspace
+from workhearth.api.args import checked_workspace
 from workhearth.app import Workhearth
 from workhearth.config import Config
 from workhearth.errors import HearthError, NotFoundError

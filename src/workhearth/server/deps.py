@@ -13,7 +13,7 @@ from typing import Annotated
 from fastapi import FastAPI, HTTPException, Query, Request
 from starlette.routing import compile_path
 
-from workhearth.api_models import checked_workspace
+from workhearth.api.args import checked_workspace
 from workhearth.app import Workhearth
 from workhearth.config import Config
 from workhearth.memory.api import Memory

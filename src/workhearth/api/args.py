@@ -1,9 +1,4 @@
-"""What the REST API (``server/``), the MCP servers (``mcp/``) and the CLI's ``--json`` share.
-
-Why one module below all three: they were written apart and each had its own copy of
-the output shapes, the workspace-argument check and the skill detail; one copy keeps
-their answers (field names, types, messages) from drifting apart.
-"""
+"""Arguments the REST API and the MCP tools both take, checked with the same rules and words."""
 
 from __future__ import annotations
 
