@@ -79,19 +79,13 @@ def list_(json: JsonOpt = False) -> None:
 @app.command()
 def show(name: NameArg, json: JsonOpt = False) -> None:
     """A skill's fields, where it is, and its instructions (SKILL.md body)."""
+    from workhearth.api.skills import skill_detail
+
     lib = _library()
     skill = lib.get(name)
     body = lib.body(name) if skill.ok else None
     if json:
-        data = skill.as_dict()
-        data.update(
-            allowed_tools=list(skill.allowed_tools) if skill.allowed_tools is not None else None,
-            license=skill.license,
-            compatibility=skill.compatibility,
-            metadata=dict(skill.metadata),
-            body=body,
-        )
-        print_json(data)
+        print_json(skill_detail(skill, body))
         return
     print(f"{skill.name}  ({skill.source}, {skill.status})")
     print(f"path: {skill.path}")

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
 
+from workhearth.api.skills import skill_detail
 from workhearth.app import Workhearth
 from workhearth.server.deps import hearth_dep
 from workhearth.server.schemas import (
@@ -33,15 +34,8 @@ def show(name: SkillName, wh: Hearth) -> dict:
     """A skill with its instructions (SKILL.md body) and example tasks."""
     lib = wh.skills
     skill = lib.get(name)
-    data = skill.as_dict()
-    data.update(
-        allowed_tools=list(skill.allowed_tools) if skill.allowed_tools is not None else None,
-        license=skill.license,
-        compatibility=skill.compatibility,
-        metadata=dict(skill.metadata),
-        body=lib.body(skill.name) if skill.ok else None,
-        examples=[e.as_dict() for e in lib.examples(skill.name)] if skill.ok else [],
-    )
+    data = skill_detail(skill, lib.body(skill.name) if skill.ok else None)
+    data["examples"] = [e.as_dict() for e in lib.examples(skill.name)] if skill.ok else []
     return data
 
 
