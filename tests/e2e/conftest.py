@@ -64,11 +64,18 @@ class Hearth:
     elsewhere: Path
     env: dict[str, str] = field(repr=False)
 
-    def run(self, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> Result:
+    def run(
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        input: str | None = None,
+    ) -> Result:
         proc = subprocess.run(
             [*HEARTH_CMD, *args],
             cwd=cwd or self.workspace,
             env={**self.env, **(env or {})},
+            input=input,
             capture_output=True,
             text=True,
             timeout=60,

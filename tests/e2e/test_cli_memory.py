@@ -380,8 +380,11 @@ def test_reflect_that_aborts_exits_non_zero_and_rollback_is_reachable(hearth: He
     assert memory_md.read_bytes() == before
 
 
-def _run_with_an_old_daily_log(hearth: Hearth, wait: float) -> tuple[Path, Path, int]:
-    """``hearth run`` against a fake model, with a daily log of 2020 in the project layer.
+def _run_with_an_old_daily_log(
+    hearth: Hearth, wait: float, interactive: bool = False
+) -> tuple[Path, Path, int]:
+    """``hearth run`` (or an interactive ``hearth`` fed one prompt) against a fake model,
+    with a daily log of 2020 in the project layer.
 
     Returns (the log, MEMORY.md, requests the fake model got) once the log is gone
     or ``wait`` seconds have passed.
@@ -400,7 +403,10 @@ def _run_with_an_old_daily_log(hearth: Hearth, wait: float) -> tuple[Path, Path,
         Reply(pieces=openai_sse(openai_text(["- The zeta release ships in May.\n"]))),
     ]
     with FakeProvider(replies) as fake:
-        done = hearth.run("run", "say hello", env=_fake_model_env(fake.url))
+        if interactive:
+            done = hearth.run(env=_fake_model_env(fake.url), input="say hello\n/quit\n")
+        else:
+            done = hearth.run("run", "say hello", env=_fake_model_env(fake.url))
         assert done.code == 0, done.err
         assert "All done." in done.out
         deadline = time.monotonic() + wait
@@ -418,6 +424,12 @@ def test_a_finished_run_distills_old_daily_logs_in_the_background(hearth: Hearth
     assert requests >= 2
     (hit,) = hearth.json("memory", "search", "zeta release")
     assert hit["path"] == "MEMORY.md"
+
+
+def test_an_interactive_session_distills_old_daily_logs_when_it_ends(hearth: Hearth) -> None:
+    log, memory_md, _requests = _run_with_an_old_daily_log(hearth, wait=45, interactive=True)
+    assert not log.exists(), "the old daily log was not distilled after the interactive session"
+    assert "The zeta release ships in May." in memory_md.read_text()
 
 
 def test_manual_maintenance_leaves_daily_logs_alone_after_a_run(hearth: Hearth) -> None:

@@ -441,4 +441,11 @@ class Repl:
 def interactive(mode: str | None = None, model: str | None = None) -> None:
     """The interactive agent: one session, a prompt per turn, slash commands."""
     _require_model(model)
-    Repl(mode, model).loop()
+    repl = Repl(mode, model)
+    repl.loop()
+    if repl.session_id is not None:
+        from workhearth.cli.memory import maintain_in_background
+
+        # Why: as after `hearth run`: the session ended, the prompt is back; maintenance detached.
+        sys.stdout.flush()
+        maintain_in_background(repl.wh)
