@@ -328,6 +328,42 @@ def test_scores_are_relative_to_the_best_and_never_under_a_tenth(wh: Workhearth)
     assert len(wh.memory.search("badger meadow burrow")) == 6  # top 6 by default
 
 
+def test_tags_named_by_a_query_follow_saves_edits_and_deletes_of_a_warm_object(
+    wh: Workhearth,
+) -> None:
+    # Why: search groups entries by tag once; every change must still be seen.
+    def found(query: str, limit: int = 6) -> list[str | None]:
+        return [h.entry_id for h in wh.memory.search(query, limit=limit)]
+
+    def in_meta_order(*ids: str) -> list[str | None]:
+        return [i for i in wh.memory.store("project").meta.entries if i in ids]
+
+    first = wh.memory.save("the kettle is in the shed", tags=["Garden Tools"])
+    assert found("garden tool") == [first.id]
+    second = wh.memory.save("the rake hangs by the door", tags=["garden tools", "rake"])
+    third = wh.memory.save("the hose leaks", tags=["tool"])
+    assert found("garden tool") == in_meta_order(first.id, second.id, third.id)
+    wh.memory.delete(second.id)
+    assert found("garden tool") == in_meta_order(first.id, third.id)
+    wh.memory.restore(second.id)
+    assert found("garden tool", limit=2) == in_meta_order(first.id, second.id, third.id)[:2]
+    assert wh.memory.search("rake")[0].tags == ["garden tools", "rake"]
+
+
+def test_meta_groups_entries_by_tag_in_order_until_it_changes(tmp_path: Path) -> None:
+    from workhearth.memory.meta import EntryMeta, MetaStore
+
+    store = MetaStore(tmp_path / "memory_meta.json")
+    store.put("m-aaaaaaaa", EntryMeta(tags=["x", "y", "x"]))
+    store.put("m-bbbbbbbb", EntryMeta(tags=[]))
+    store.put("m-cccccccc", EntryMeta(tags=["y"]))
+    assert store.by_tag() == {"x": [(0, "m-aaaaaaaa")], "y": [(0, "m-aaaaaaaa"), (2, "m-cccccccc")]}
+    store.drop("m-aaaaaaaa")
+    assert store.by_tag() == {"y": [(1, "m-cccccccc")]}
+    store.entries = {"m-dddddddd": EntryMeta(tags=["z"])}  # replaced whole, as reflection does
+    assert store.by_tag() == {"z": [(0, "m-dddddddd")]}
+
+
 def test_a_pending_entry_is_confirmed_by_the_users_edit(tmp_path: Path) -> None:
     wh = Workhearth(home=tmp_path / "home", workspace=tmp_path / "ws")
     entry = wh.memory.save("The deploy key rotates monthly.", pending=True)

@@ -7,6 +7,7 @@ list, edit, delete with provenance) work on the same entries in the same files.
 from __future__ import annotations
 
 import builtins  # Why: Memory.list shadows list in the class body's annotations
+import functools
 import os
 import time
 from collections.abc import Sequence
@@ -438,17 +439,20 @@ def _tagged(store: LayerStore, query: str, found: list[Hit], limit: int) -> list
     asked.add(query.strip().casefold())
     if not asked:
         return []
+    named = [
+        ids
+        for tag, ids in store.meta.by_tag().items()
+        if (terms := _tag_terms(tag))[0] in asked or (terms[1] and terms[1] <= asked)
+    ]
+    if not named:
+        return []
+    # Why: in the order of the meta, as a walk over its entries would find them.
+    ordered = named[0] if len(named) == 1 else sorted(set().union(*named))
     have = {h.entry_id for h in found if h.entry_id}
     best = max((h.score for h in found), default=1.0)
     out: list[Hit] = []
-    for entry_id, meta in store.meta.entries.items():
-        if not meta.tags or entry_id in have:
-            continue
-        for tag in meta.tags:
-            terms = {t for ts in word_terms(latin_words(tag)) for t in ts}
-            if tag.casefold() in asked or (terms and terms <= asked):
-                break
-        else:
+    for _pos, entry_id in ordered:
+        if entry_id in have:
             continue
         row = store.index.entry_chunk(entry_id)
         if row is not None:
@@ -456,3 +460,9 @@ def _tagged(store: LayerStore, query: str, found: list[Hit], limit: int) -> list
         if len(out) >= limit:
             break
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _tag_terms(tag: str) -> tuple[str, frozenset[str]]:
+    """A tag folded, and its words stemmed as the word index stems them."""
+    return tag.casefold(), frozenset(t for ts in word_terms(latin_words(tag)) for t in ts)

@@ -115,6 +115,10 @@ class MetaStore:
         self.path = path
         self.damage: str | None = None
         self.entries: dict[str, EntryMeta] = {}
+        # Why: a search matches the query against every entry's tags; grouping the
+        # ids by tag once turns that into a look at each distinct tag. Kept with the
+        # dict it was built from (``entries`` may be replaced whole) until put/drop.
+        self._by_tag: tuple[dict[str, EntryMeta], dict[str, list[tuple[int, str]]]] | None = None
         self._load()
 
     def _load(self) -> None:
@@ -160,10 +164,24 @@ class MetaStore:
         meta = self.entries.get(entry_id) if entry_id else None
         return meta.level if meta else "normal"
 
+    def by_tag(self) -> dict[str, list[tuple[int, str]]]:
+        """Tag → (position in ``entries``, entry id) of the entries carrying it, in order."""
+        cached = self._by_tag
+        if cached is not None and cached[0] is self.entries:
+            return cached[1]
+        out: dict[str, list[tuple[int, str]]] = {}
+        for pos, (entry_id, meta) in enumerate(self.entries.items()):
+            for tag in dict.fromkeys(meta.tags):
+                out.setdefault(tag, []).append((pos, entry_id))
+        self._by_tag = (self.entries, out)
+        return out
+
     def put(self, entry_id: str, meta: EntryMeta) -> None:
         self.entries[entry_id] = meta
+        self._by_tag = None
 
     def drop(self, entry_id: str) -> EntryMeta | None:
+        self._by_tag = None
         return self.entries.pop(entry_id, None)
 
     def save(self) -> None:
