@@ -23,7 +23,9 @@ from mcp.types import INVALID_PARAMS, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
+from workhearth.api import models as api_models
 from workhearth.api.args import checked_workspace
+from workhearth.api.models import SearchOut
 from workhearth.app import Workhearth
 from workhearth.config import Config
 from workhearth.errors import HearthError, NotFoundError
@@ -56,35 +58,10 @@ class Context(BaseModel):
 
 
 # ----------------------------------------------------------------- output shapes
-class EntryOut(TypedDict):
-    id: str
-    content: str
-    level: str
-    tags: list[str]
-    layer: str
-    path: str
-    line: int
-    created: float
-    updated: float
-    source: str
-    provenance: list[dict[str, Any]]
-    pending: bool
-
-
-class HitOut(TypedDict):
-    path: str
-    line_start: int
-    line_end: int
-    text: str
-    score: float
-    level: str
-    entry_id: str | None
-    layer: str
-    tags: list[str]
-
-
-class SearchOut(TypedDict):
-    results: list[HitOut]
+class EntryOut(api_models.EntryOut):
+    # Why not the REST model as is: the tools' output schema has always given
+    # provenance items as free objects; kept so MCP clients see the same schema.
+    provenance: list[dict[str, Any]]  # type: ignore[assignment]
 
 
 class ListOut(TypedDict):
@@ -269,7 +246,7 @@ def _memory_tools(server: MCPServer, hearths: Hearths) -> None:
     ) -> SearchOut:
         """Find memory entries and notes by words; best first, scores relative to the best."""
         hits = hearths.call(workspace, lambda wh: wh.memory.search(query, limit=limit))
-        return {"results": [h.as_dict() for h in hits]}  # type: ignore[misc]
+        return {"results": [h.as_dict() for h in hits]}  # type: ignore[return-value]
 
     @_tool(server, hearths, annotations=READ, title="List memory entries")
     def memory_list(

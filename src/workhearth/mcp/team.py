@@ -22,6 +22,7 @@ from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 
+from workhearth.api.models import SearchOut
 from workhearth.errors import HearthError
 from workhearth.mcp.server import (
     DELETE,
@@ -31,7 +32,6 @@ from workhearth.mcp.server import (
     DeleteOut,
     EntryOut,
     ListOut,
-    SearchOut,
 )
 from workhearth.team.store import PgBank
 
@@ -92,7 +92,7 @@ def build_team_server(bank: PgBank) -> MCPServer:
         """Find your team memory entries by words; best first, scores relative to the best."""
         user = _user(ctx)
         hits = _call(lambda: bank.search(user, query, limit))
-        return {"results": [h.as_dict() for h in hits]}  # type: ignore[misc]
+        return {"results": [h.as_dict() for h in hits]}  # type: ignore[return-value]
 
     def memory_list(
         ctx: McpContext,

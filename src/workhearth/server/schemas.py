@@ -11,6 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from workhearth.api.models import EntryListOut, EntryOut, HitOut, ProvenanceOut, SearchOut
 from workhearth.memory.bank import (
     CONTENT_MAX,
     LIST_LIMIT_MAX,
@@ -81,49 +82,6 @@ class MemorySaveIn(_Strict):
 class MemoryEditIn(_Strict):
     content: str = Field(min_length=1, max_length=CONTENT_MAX)
     redact: bool = False
-
-
-class ProvenanceOut(BaseModel):
-    snippet: str | None = None
-    session_id: str | None = None
-    message_id: str | None = None
-    origin: str | None = None
-
-
-class EntryOut(BaseModel):
-    id: str
-    content: str
-    level: str
-    tags: list[str]
-    layer: str
-    path: str
-    line: int
-    created: float
-    updated: float
-    source: str
-    provenance: list[ProvenanceOut]
-    pending: bool
-
-
-class HitOut(BaseModel):
-    path: str
-    line_start: int
-    line_end: int
-    text: str
-    score: float
-    level: str
-    entry_id: str | None
-    layer: str
-    tags: list[str]
-
-
-class SearchOut(BaseModel):
-    results: list[HitOut]
-
-
-class EntryListOut(BaseModel):
-    entries: list[EntryOut]
-    next_cursor: str | None
 
 
 # ---------------------------------------------------------------- sessions
@@ -288,5 +246,10 @@ __all__ = [
     "LIMIT_MAX",
     "LIST_LIMIT_MAX",
     "QUERY_MAX",
+    "EntryListOut",
+    "EntryOut",
+    "HitOut",
+    "ProvenanceOut",
+    "SearchOut",
     "errors",
 ]
