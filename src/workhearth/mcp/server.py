@@ -25,6 +25,7 @@ from typing_extensions import TypedDict
 
 from workhearth.api import models as api_models
 from workhearth.api.args import checked_workspace
+from workhearth.api.errors import MemoryNotFound
 from workhearth.api.models import SearchOut
 from workhearth.app import Workhearth
 from workhearth.config import Config
@@ -32,7 +33,6 @@ from workhearth.errors import HearthError, NotFoundError
 
 T = TypeVar("T")
 WORKSPACES_KEPT = 8
-NO_ENTRY = "no such memory entry"
 
 READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
 WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, open_world_hint=False)
@@ -272,7 +272,7 @@ def _memory_tools(server: MCPServer, hearths: Hearths) -> None:
                 wh.memory.delete(id)
             except NotFoundError:
                 # Why: as the REST API, one text for unknown and malformed ids.
-                raise NotFoundError(NO_ENTRY) from None
+                raise MemoryNotFound() from None
 
         hearths.call(workspace, delete)
         return {"deleted": id}

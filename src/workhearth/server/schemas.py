@@ -79,6 +79,12 @@ class MemorySaveIn(_Strict):
     workspace: str | None = Field(None, max_length=PATH_MAX)
 
 
+# Why: a save of a sentence already saved answers 200 with that entry, not 201.
+SAVED_BEFORE: dict[int | str, dict[str, Any]] = {
+    200: {"model": EntryOut, "description": "Already saved: the existing entry"}
+}
+
+
 class MemoryEditIn(_Strict):
     content: str = Field(min_length=1, max_length=CONTENT_MAX)
     redact: bool = False

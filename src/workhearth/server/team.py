@@ -21,6 +21,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.routing import Route
 
 from workhearth import __version__
+from workhearth.api.errors import MemoryNotFound
 from workhearth.errors import NotFoundError, UsageError
 from workhearth.memory.search import DEFAULT_LIMIT
 from workhearth.server.schemas import (
@@ -29,6 +30,7 @@ from workhearth.server.schemas import (
     LIMIT_MAX,
     LIST_LIMIT_MAX,
     QUERY_MAX,
+    SAVED_BEFORE,
     EntryListOut,
     EntryOut,
     MemoryEditIn,
@@ -37,7 +39,7 @@ from workhearth.server.schemas import (
     errors,
 )
 from workhearth.server.security import Guard
-from workhearth.team.store import NOT_FOUND, PgBank, psycopg
+from workhearth.team.store import PgBank, psycopg
 
 NOT_LOGGED_IN = (
     "a team token is needed: send Authorization: Bearer <the token of hearth team user add>"
@@ -74,16 +76,11 @@ def _bank(request: Request) -> PgBank:
     return request.app.state.bank
 
 
-class MemoryNotFound(NotFoundError):
-    def __init__(self) -> None:
-        super().__init__(NOT_FOUND)
-
-
 @router.post(
     "",
     status_code=201,
     response_model=EntryOut,
-    responses={200: {"model": EntryOut, "description": "Already saved: the existing entry"}},
+    responses=SAVED_BEFORE,
 )
 def save(
     body: MemorySaveIn,

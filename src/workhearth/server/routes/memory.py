@@ -11,6 +11,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
+from workhearth.api.errors import MemoryNotFound
 from workhearth.app import Workhearth
 from workhearth.errors import NotFoundError, UsageError
 from workhearth.memory.api import Memory
@@ -28,6 +29,7 @@ from workhearth.server.schemas import (
     LIMIT_MAX,
     LIST_LIMIT_MAX,
     QUERY_MAX,
+    SAVED_BEFORE,
     EntryListOut,
     EntryOut,
     MemoryEditIn,
@@ -37,7 +39,6 @@ from workhearth.server.schemas import (
 )
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"])
-NOT_FOUND = "no such memory entry"
 # Why no length limit: an over-long id is malformed, and malformed ids get the same 404.
 EntryId = Annotated[str, Path(description="The entry's id.")]
 # Why scope="function": the memory goes back to the pool when the route returns, not
@@ -46,16 +47,11 @@ Hearth = Annotated[Workhearth, Depends(hearth_dep, scope="function")]
 Writer = Annotated[Workhearth, Depends(writer_dep, scope="function")]
 
 
-class MemoryNotFound(NotFoundError):
-    def __init__(self) -> None:
-        super().__init__(NOT_FOUND)
-
-
 @router.post(
     "",
     status_code=201,
     response_model=EntryOut,
-    responses={200: {"model": EntryOut, "description": "Already saved: the existing entry"}},
+    responses=SAVED_BEFORE,
 )
 def save(body: MemorySaveIn, request: Request, response: Response) -> dict:
     """Save a confirmed sentence (secrets refused unless ``redact``)."""
