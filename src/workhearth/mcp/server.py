@@ -47,6 +47,17 @@ Workspace = Annotated[
 ]
 
 
+# Why named: the local and the team memory tools (mcp/team.py) take the same arguments.
+Content = Annotated[str, Field(description="One plain sentence the user confirmed.")]
+Level = Annotated[Literal["critical", "normal", "low"], Field(description="Importance.")]
+Tags = Annotated[list[str] | None, Field(description="Up to 32 tags of 64.")]
+Query = Annotated[str, Field(description="Words to find (Chinese included), up to 512.")]
+SearchLimit = Annotated[int, Field(description="How many hits, 1..50.")]
+ListLimit = Annotated[int, Field(description="Entries per page, 1..100.")]
+Cursor = Annotated[str | None, Field(description="next_cursor of the previous page.")]
+EntryId = Annotated[str, Field(description="The entry's id (from memory_list or a hit).")]
+
+
 class Context(BaseModel):
     """One provenance record of a saved sentence (the REST body's ``contexts`` item)."""
 
@@ -55,6 +66,12 @@ class Context(BaseModel):
     session_id: str | None = None
     message_id: str | None = None
     origin: str | None = Field(None, description="Free text, up to 64 characters.")
+
+
+Contexts = Annotated[
+    list[Context] | None,
+    Field(description="Provenance, up to 16: where the sentence came from."),
+]
 
 
 # ----------------------------------------------------------------- output shapes
@@ -220,15 +237,10 @@ def _tool(
 def _memory_tools(server: MCPServer, hearths: Hearths) -> None:
     @_tool(server, hearths, annotations=WRITE, title="Save to memory")
     def memory_save(
-        content: Annotated[str, Field(description="One plain sentence the user confirmed.")],
-        level: Annotated[
-            Literal["critical", "normal", "low"], Field(description="Importance.")
-        ] = "normal",
-        tags: Annotated[list[str] | None, Field(description="Up to 32 tags of 64.")] = None,
-        contexts: Annotated[
-            list[Context] | None,
-            Field(description="Provenance, up to 16: where the sentence came from."),
-        ] = None,
+        content: Content,
+        level: Level = "normal",
+        tags: Tags = None,
+        contexts: Contexts = None,
         workspace: Workspace = None,
     ) -> EntryOut:
         """Save a sentence to the project's memory; saving the same sentence again returns it."""
@@ -240,8 +252,8 @@ def _memory_tools(server: MCPServer, hearths: Hearths) -> None:
 
     @_tool(server, hearths, annotations=READ, title="Search memory")
     def memory_search(
-        query: Annotated[str, Field(description="Words to find (Chinese included), up to 512.")],
-        limit: Annotated[int, Field(description="How many hits, 1..50.")] = 6,
+        query: Query,
+        limit: SearchLimit = 6,
         workspace: Workspace = None,
     ) -> SearchOut:
         """Find memory entries and notes by words; best first, scores relative to the best."""
@@ -250,10 +262,8 @@ def _memory_tools(server: MCPServer, hearths: Hearths) -> None:
 
     @_tool(server, hearths, annotations=READ, title="List memory entries")
     def memory_list(
-        limit: Annotated[int, Field(description="Entries per page, 1..100.")] = 20,
-        cursor: Annotated[
-            str | None, Field(description="next_cursor of the previous page.")
-        ] = None,
+        limit: ListLimit = 20,
+        cursor: Cursor = None,
         workspace: Workspace = None,
     ) -> ListOut:
         """Memory entries, newest first, a page at a time."""
@@ -262,7 +272,7 @@ def _memory_tools(server: MCPServer, hearths: Hearths) -> None:
 
     @_tool(server, hearths, annotations=DELETE, title="Delete a memory entry")
     def memory_delete(
-        id: Annotated[str, Field(description="The entry's id (from memory_list or a hit).")],
+        id: EntryId,
         workspace: Workspace = None,
     ) -> DeleteOut:
         """Remove an entry from memory (a copy stays in .memory_evicted.log; restorable)."""

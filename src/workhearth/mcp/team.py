@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from mcp.server.mcpserver import Context as McpContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import JSONResponse
 
@@ -28,10 +27,18 @@ from workhearth.mcp.server import (
     DELETE,
     READ,
     WRITE,
-    Context,
+    Content,
+    Contexts,
+    Cursor,
     DeleteOut,
+    EntryId,
     EntryOut,
+    Level,
+    ListLimit,
     ListOut,
+    Query,
+    SearchLimit,
+    Tags,
 )
 from workhearth.team.store import PgBank
 
@@ -68,15 +75,10 @@ def build_team_server(bank: PgBank) -> MCPServer:
 
     def memory_save(
         ctx: McpContext,
-        content: Annotated[str, Field(description="One plain sentence the user confirmed.")],
-        level: Annotated[
-            Literal["critical", "normal", "low"], Field(description="Importance.")
-        ] = "normal",
-        tags: Annotated[list[str] | None, Field(description="Up to 32 tags of 64.")] = None,
-        contexts: Annotated[
-            list[Context] | None,
-            Field(description="Provenance, up to 16: where the sentence came from."),
-        ] = None,
+        content: Content,
+        level: Level = "normal",
+        tags: Tags = None,
+        contexts: Contexts = None,
     ) -> EntryOut:
         """Save a sentence to your team memory; saving the same sentence again returns it."""
         user = _user(ctx)
@@ -86,8 +88,8 @@ def build_team_server(bank: PgBank) -> MCPServer:
 
     def memory_search(
         ctx: McpContext,
-        query: Annotated[str, Field(description="Words to find (Chinese included), up to 512.")],
-        limit: Annotated[int, Field(description="How many hits, 1..50.")] = 6,
+        query: Query,
+        limit: SearchLimit = 6,
     ) -> SearchOut:
         """Find your team memory entries by words; best first, scores relative to the best."""
         user = _user(ctx)
@@ -96,10 +98,8 @@ def build_team_server(bank: PgBank) -> MCPServer:
 
     def memory_list(
         ctx: McpContext,
-        limit: Annotated[int, Field(description="Entries per page, 1..100.")] = 20,
-        cursor: Annotated[
-            str | None, Field(description="next_cursor of the previous page.")
-        ] = None,
+        limit: ListLimit = 20,
+        cursor: Cursor = None,
     ) -> ListOut:
         """Your team memory entries, newest first, a page at a time."""
         user = _user(ctx)
@@ -108,7 +108,7 @@ def build_team_server(bank: PgBank) -> MCPServer:
 
     def memory_delete(
         ctx: McpContext,
-        id: Annotated[str, Field(description="The entry's id (from memory_list or a hit).")],
+        id: EntryId,
     ) -> DeleteOut:
         """Delete one of your team memory entries (restorable through the REST API)."""
         user = _user(ctx)
