@@ -26,6 +26,11 @@ NOT_LOGGED_IN = (
 )
 
 
+def unauthorized(detail: str) -> JSONResponse:
+    """The 401 of an ``/mcp`` request without a valid token (local and team servers alike)."""
+    return JSONResponse({"detail": detail}, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
+
 class MCPEndpoint:
     """An ASGI app answering the streamable-HTTP MCP transport at whatever path it is routed."""
 
@@ -53,12 +58,7 @@ class MCPEndpoint:
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and self.authorize is not None:
             if not self.authorize(Request(scope)):
-                response = JSONResponse(
-                    {"detail": NOT_LOGGED_IN},
-                    status_code=401,
-                    headers={"WWW-Authenticate": "Bearer"},
-                )
-                await response(scope, receive, send)
+                await unauthorized(NOT_LOGGED_IN)(scope, receive, send)
                 return
         await self.manager.handle_request(scope, receive, send)
 

@@ -19,10 +19,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.concurrency import run_in_threadpool
-from starlette.responses import JSONResponse
 
 from workhearth.api.models import SearchOut
 from workhearth.errors import HearthError
+from workhearth.mcp.http import unauthorized
 from workhearth.mcp.server import (
     DELETE,
     READ,
@@ -150,12 +150,7 @@ class TeamMCPEndpoint:
             if scheme.lower() == "bearer" and token.strip():
                 user = await run_in_threadpool(self.bank.user_for_token, token.strip())
             if user is None:
-                response = JSONResponse(
-                    {"detail": NOT_LOGGED_IN},
-                    status_code=401,
-                    headers={"WWW-Authenticate": "Bearer"},
-                )
-                await response(scope, receive, send)
+                await unauthorized(NOT_LOGGED_IN)(scope, receive, send)
                 return
             scope = {**scope, USER_KEY: user}
         await self.manager.handle_request(scope, receive, send)
