@@ -67,6 +67,14 @@ GROW_CHUNKS = 8  # neighbouring chunks read on each side of a hit to grow it
 _HEADING = re.compile(r"#{1,6}\s")  # as the chunker sees them
 
 
+def check_search(query: str, limit: int) -> None:
+    """Refuse an over-long query or a limit out of range (local and team searches alike)."""
+    if len(query) > QUERY_MAX:
+        raise UsageError(f"query is too long ({len(query)} characters; the limit is {QUERY_MAX})")
+    if not 1 <= limit <= LIMIT_MAX:
+        raise UsageError(f"search limit must be between 1 and {LIMIT_MAX}")
+
+
 @dataclass
 class Hit:
     path: str
@@ -234,12 +242,7 @@ class Searcher:
 
     # ---------------------------------------------------------------- hits
     def search(self, query: str, limit: int = DEFAULT_LIMIT, layer: str = "") -> list[Hit]:
-        if len(query) > QUERY_MAX:
-            raise UsageError(
-                f"query is too long ({len(query)} characters; the limit is {QUERY_MAX})"
-            )
-        if not 1 <= limit <= LIMIT_MAX:
-            raise UsageError(f"search limit must be between 1 and {LIMIT_MAX}")
+        check_search(query, limit)
         if not query.strip():
             return []
         scores = self.candidates(query, limit)

@@ -29,7 +29,7 @@ from workhearth.memory.bank import (
     encode_cursor,
     validate,
 )
-from workhearth.memory.search import DEFAULT_LIMIT, LIMIT_MAX, QUERY_MAX, Hit
+from workhearth.memory.search import DEFAULT_LIMIT, Hit, check_search
 from workhearth.memory.text import like_escape
 from workhearth.team import search as terms
 from workhearth.team.crypto import BankCipher
@@ -396,12 +396,7 @@ class PgBank:
 
     def search(self, owner: str, query: str, limit: int = DEFAULT_LIMIT) -> builtins.list[Hit]:
         """Find the caller's entries by words (Chinese included); best first, relative scores."""
-        if len(query) > QUERY_MAX:
-            raise UsageError(
-                f"query is too long ({len(query)} characters; the limit is {QUERY_MAX})"
-            )
-        if not 1 <= limit <= LIMIT_MAX:
-            raise UsageError(f"search limit must be between 1 and {LIMIT_MAX}")
+        check_search(query, limit)
         if not query.strip():
             return []
         with self._tx() as cur:
