@@ -77,5 +77,5 @@ def test_sigkill_never_loses_an_acknowledged_event(tmp_path: Path, policy: str) 
         next_i = len(numbers)
     report = store.verify(sid)
     # a kill can tear at most the line being written; the next run starts on a fresh line
-    assert report["damage"]["checksum"] + report["damage"]["torn"] <= kills
-    assert report["messages"] >= kills
+    assert report.damage["checksum"] + report.damage["torn"] <= kills
+    assert report.messages >= kills

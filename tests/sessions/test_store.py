@@ -75,12 +75,14 @@ def test_read_transcript_clamps_count(store: SessionStore) -> None:
     s = store.create()
     fill(s, 20)
     s.close()
-    assert store.read_transcript(s.id)["returned"] == 10
-    assert store.read_transcript(s.id, 0)["returned"] == 1
+    assert store.read_transcript(s.id).returned == 10
+    assert store.read_transcript(s.id, 0).returned == 1
     got = store.read_transcript(s.id, 500)
-    assert got["returned"] == 30 and got["total"] == 40
+    assert got.returned == 30 and got.total == 40
+    assert set(got.as_dict()) == {"session_id", "total", "returned", "messages"}  # DESIGN §3
     latest = store.latest_message(s.id)
-    assert latest["message"]["content"][0]["text"] == "answer 19"
+    assert latest.message is not None
+    assert latest.message["content"][0]["text"] == "answer 19"
 
 
 def test_snapshot_is_written_used_and_rebuilt_when_stale(store: SessionStore) -> None:
@@ -153,7 +155,7 @@ def test_delete_goes_to_trash_and_restores(store: SessionStore, config: Config) 
     out = store.delete(s.id)
     with pytest.raises(NotFoundError):
         store.open(s.id)
-    Trash(config.paths.trash).restore(out["trash_id"])
+    Trash(config.paths.trash).restore(out.trash_id)
     assert len(store.open(s.id).load().messages) == 2
 
 

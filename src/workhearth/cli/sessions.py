@@ -67,12 +67,12 @@ def show(
 ) -> None:
     """The last messages of a session."""
     data = hearth().sessions.read_transcript(session_id, count)
-    warn(data.get("warnings", []))
+    warn(data.warnings)
     if json:
         print_json(data)
         return
-    print(f"session {data['session_id']}: {data['returned']} of {data['total']} messages")
-    for msg in data["messages"]:
+    print(f"session {data.session_id}: {data.returned} of {data.total} messages")
+    for msg in data.messages:
         print(f"\n[{msg['role']}] {_text_of(msg)}")
 
 
@@ -80,11 +80,11 @@ def show(
 def latest(session_id: Annotated[str, typer.Argument(metavar="ID")], json: JsonOpt = False) -> None:
     """The newest message of a session."""
     data = hearth().sessions.latest_message(session_id)
-    warn(data.get("warnings", []))
+    warn(data.warnings)
     if json:
         print_json(data)
         return
-    msg = data["message"]
+    msg = data.message
     print(f"[{msg['role']}] {_text_of(msg)}" if msg else "(no messages)")
 
 
@@ -95,22 +95,22 @@ def verify(session_id: Annotated[str, typer.Argument(metavar="ID")], json: JsonO
     if json:
         print_json(report)
     else:
-        damage = {k: v for k, v in report["damage"].items() if v}
+        damage = {k: v for k, v in report.damage.items() if v}
         state = (
-            "ok" if report["ok"] else "damaged: " + ", ".join(f"{k} {v}" for k, v in damage.items())
+            "ok" if report.ok else "damaged: " + ", ".join(f"{k} {v}" for k, v in damage.items())
         )
         print(
-            f"session {report['session_id']}: {report['events']} events, "
-            f"{report['messages']} messages, {state}"
+            f"session {report.session_id}: {report.events} events, "
+            f"{report.messages} messages, {state}"
         )
-        if report["header_rebuilt"]:
+        if report.header_rebuilt:
             print(
                 "the header (meta line) was damaged and rebuilt from the folder name, "
                 "the other lines and the snapshot"
             )
-        if not report["private"]:
+        if not report.private:
             print("warning: some session files are readable by other users", file=sys.stderr)
-    if not report["ok"]:
+    if not report.ok:
         raise typer.Exit(1)
 
 
@@ -121,7 +121,7 @@ def delete(session_id: Annotated[str, typer.Argument(metavar="ID")], json: JsonO
     if json:
         print_json(data)
     else:
-        print(f"moved session {data['session_id']} to the trash as {data['trash_id']}")
+        print(f"moved session {data.session_id} to the trash as {data.trash_id}")
 
 
 @app.command("import")

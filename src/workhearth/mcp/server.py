@@ -312,7 +312,7 @@ def _session_tools(server: MCPServer, hearths: Hearths) -> None:
     ) -> TranscriptOut:
         """The last messages of a session (found from any workspace)."""
         out = hearths.call(workspace, lambda wh: wh.sessions.read_transcript(id, count))
-        return out  # type: ignore[return-value]
+        return out.as_dict()  # type: ignore[return-value]
 
     @_tool(server, hearths, annotations=READ, title="Latest message of a session")
     def session_latest(
@@ -320,7 +320,8 @@ def _session_tools(server: MCPServer, hearths: Hearths) -> None:
         workspace: Workspace = None,
     ) -> LatestOut:
         """The newest message of a session."""
-        return hearths.call(workspace, lambda wh: wh.sessions.latest_message(id))  # type: ignore[return-value]
+        out = hearths.call(workspace, lambda wh: wh.sessions.latest_message(id))
+        return out.as_dict()  # type: ignore[return-value]
 
 
 def _skill_tools(server: MCPServer, hearths: Hearths) -> None:

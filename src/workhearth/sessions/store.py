@@ -10,7 +10,7 @@ import os
 import re
 import secrets
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -225,61 +225,114 @@ class SessionStore:
         )
 
     # --------------------------------------------------------------- lookup
-    def read_transcript(self, session_id: str, count: int = COUNT_DEFAULT) -> dict[str, Any]:
+    def read_transcript(self, session_id: str, count: int = COUNT_DEFAULT) -> Transcript:
         """The last ``count`` messages (clamped to 1..30)."""
         count = max(COUNT_MIN, min(COUNT_MAX, int(count)))
         session = self.open(session_id)
         messages = session.load().messages
         tail = messages[-count:]
-        out = {
-            "session_id": session.id,
-            "total": len(messages),
-            "returned": len(tail),
-            "messages": [_message_view(m) for m in tail],
-        }
-        return _with_warnings(out, session)
+        return Transcript(
+            session_id=session.id,
+            total=len(messages),
+            returned=len(tail),
+            messages=[_message_view(m) for m in tail],
+            warnings=session.warnings(),
+        )
 
-    def latest_message(self, session_id: str) -> dict[str, Any]:
+    def latest_message(self, session_id: str) -> LatestMessage:
         session = self.open(session_id)
         messages = session.load().messages
-        out = {
-            "session_id": session.id,
-            "total": len(messages),
-            "message": _message_view(messages[-1]) if messages else None,
-        }
-        return _with_warnings(out, session)
+        return LatestMessage(
+            session_id=session.id,
+            total=len(messages),
+            message=_message_view(messages[-1]) if messages else None,
+            warnings=session.warnings(),
+        )
 
-    def verify(self, session_id: str) -> dict[str, Any]:
+    def verify(self, session_id: str) -> VerifyReport:
         """Read the whole log (no snapshot) and report its damage."""
         session = self.open(session_id)
         state = session.load(use_snapshot=False, save_snapshot=False)
         damage = session.damage
-        return {
-            "session_id": session.id,
-            "ok": sum(damage.values()) == 0 and not session.header_rebuilt,
-            "header_rebuilt": session.header_rebuilt,
-            "events": state.events,
-            "messages": len(state.messages),
-            "last_seq": state.last_seq,
-            "damage": damage,
-            "encrypted": session.encrypted,
-            "private": _private(session.folder),
-        }
+        return VerifyReport(
+            session_id=session.id,
+            ok=sum(damage.values()) == 0 and not session.header_rebuilt,
+            header_rebuilt=session.header_rebuilt,
+            events=state.events,
+            messages=len(state.messages),
+            last_seq=state.last_seq,
+            damage=damage,
+            encrypted=session.encrypted,
+            private=_private(session.folder),
+        )
 
-    def delete(self, session_id: str) -> dict[str, Any]:
+    def delete(self, session_id: str) -> DeletedSession:
         """Move a session folder to the trash (restorable with ``hearth trash restore``)."""
         session = self.open(session_id)
         item = Trash(self.paths.trash).put(
             session.folder, reason="sessions delete", session=session.id
         )
-        return {"session_id": session.id, "trash_id": item.id}
+        return DeletedSession(session_id=session.id, trash_id=item.id)
 
 
-def _with_warnings(data: dict[str, Any], session: Session) -> dict[str, Any]:
-    """Add ``warnings`` only when there is damage, so healthy answers keep their shape."""
-    warnings = session.warnings()
-    if warnings:
-        data["warnings"] = warnings
+@dataclass(frozen=True)
+class Transcript:
+    """``read_transcript``: the last messages; ``warnings`` only when the log is damaged."""
+
+    session_id: str
+    total: int
+    returned: int
+    messages: list[dict[str, Any]]
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return _without_empty_warnings(asdict(self))
+
+
+@dataclass(frozen=True)
+class LatestMessage:
+    """``latest_message``: the newest message (None for an empty session)."""
+
+    session_id: str
+    total: int
+    message: dict[str, Any] | None
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return _without_empty_warnings(asdict(self))
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    """``verify``: what a full read of the log found (``damage`` counts by kind)."""
+
+    session_id: str
+    ok: bool
+    header_rebuilt: bool
+    events: int
+    messages: int
+    last_seq: int
+    damage: dict[str, int]
+    encrypted: bool
+    private: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class DeletedSession:
+    session_id: str
+    trash_id: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _without_empty_warnings(data: dict[str, Any]) -> dict[str, Any]:
+    """``warnings`` only when there is damage, so healthy answers keep their shape."""
+    if not data["warnings"]:
+        del data["warnings"]
     return data
 
 

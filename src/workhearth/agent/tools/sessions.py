@@ -83,8 +83,8 @@ def session_read(
 ) -> str:
     """Read the last messages of a work session (text, tool calls and results, cut when long)."""
     data = _store(ctx).read_transcript(session_id, count)
-    lines = [f"session {data['session_id']}: last {data['returned']} of {data['total']} messages"]
-    for message in data["messages"]:
+    lines = [f"session {data.session_id}: last {data.returned} of {data.total} messages"]
+    for message in data.messages:
         blocks = [b for b in (_block(b) for b in message.get("content", [])) if b]
         lines.append(f"\n## {message.get('role', '?')}\n" + "\n".join(blocks))
     return "\n".join(lines)

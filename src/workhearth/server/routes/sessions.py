@@ -42,10 +42,10 @@ def messages(
     count: Annotated[int, Query(ge=COUNT_MIN, le=COUNT_MAX)] = COUNT_DEFAULT,
 ) -> dict:
     """The last ``count`` messages of a session."""
-    return wh.sessions.read_transcript(session_id, count)
+    return wh.sessions.read_transcript(session_id, count).as_dict()
 
 
 @router.get("/{session_id}/latest", response_model=LatestOut, responses=errors(404, 409))
 def latest(session_id: SessionId, wh: Hearth) -> dict:
     """The newest message of a session (``null`` when it has none)."""
-    return wh.sessions.latest_message(session_id)
+    return wh.sessions.latest_message(session_id).as_dict()
