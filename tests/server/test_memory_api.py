@@ -31,6 +31,15 @@ def test_save_returns_201_and_the_entry(served: Served) -> None:
     assert served.library().memory.get(entry["id"]).content == entry["content"]
 
 
+@pytest.mark.parametrize("body", [b"\xc3\x28", b"\xff\xfe not utf-8", b"{not json"])
+def test_a_body_that_is_not_json_is_a_documented_422(served: Served, body: bytes) -> None:
+    response = served.api.post(SAVE, content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 422, response.text
+    assert response.json() == {"detail": "the request body is not valid JSON"}
+    documented = served.api.get("/openapi.json").json()["paths"][SAVE]["post"]["responses"]
+    assert "422" in documented
+
+
 def test_saving_the_same_sentence_again_returns_the_entry_with_200(served: Served) -> None:
     first = save(served, "Use tabs in the Makefile")
     again = served.api.post(SAVE, json={"content": "Use tabs in the Makefile"})

@@ -177,6 +177,10 @@ def _error(status: int, detail: str, headers: dict[str, str] | None = None) -> J
     return JSONResponse({"detail": detail}, status_code=status, headers=headers)
 
 
+_UNPARSABLE_BODY = "There was an error parsing the body"  # FastAPI's 400 for a body it cannot read
+NOT_JSON = "the request body is not valid JSON"
+
+
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(HearthError)
     async def hearth_error(_request: Request, exc: HearthError) -> JSONResponse:
@@ -193,6 +197,10 @@ def _install_error_handlers(app: FastAPI) -> None:
                 return _error(405, "method not allowed", {"Allow": ", ".join(sorted(allowed))})
             if exc.status_code == 405:
                 return _error(404, "no such API route" if _is_api(request) else "Not Found")
+        if exc.status_code == 400 and exc.detail == _UNPARSABLE_BODY:
+            # Why: a body that is not JSON (or not UTF-8) is bad input like any other:
+            # one documented status (422) and a message that says what is wrong.
+            return _error(422, NOT_JSON)
         return _error(exc.status_code, str(exc.detail), getattr(exc, "headers", None))
 
     @app.exception_handler(RequestValidationError)
@@ -213,6 +221,8 @@ def describe(problems: Any) -> str:
     if not problems:
         return "invalid request"
     first = problems[0]
+    if first.get("type") == "json_invalid":
+        return NOT_JSON
     loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path")]
     where = ".".join(loc) or "request body"
     message = str(first.get("msg", "is invalid"))
