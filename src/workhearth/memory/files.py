@@ -26,8 +26,8 @@ REFLECTION_BACKUPS = ".reflection-bak"
 _TEMP_FILE = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]+\.tmp$")
 
 
-def markdown_files(folder: Path) -> Iterator[tuple[str, os.stat_result]]:
-    """Yield (path relative to ``folder`` with ``/``, stat) for every visible ``.md`` file."""
+def _entries(folder: Path) -> Iterator[os.DirEntry[str]]:
+    """Every entry of ``folder`` and of its visible subfolders (hidden ones are not memory)."""
     if not folder.is_dir():
         return
     stack = [folder]
@@ -38,16 +38,22 @@ def markdown_files(folder: Path) -> Iterator[tuple[str, os.stat_result]]:
         except OSError:
             continue
         for entry in entries:
-            if entry.name.startswith("."):
-                continue
-            if entry.is_dir(follow_symlinks=False):
+            if not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
                 stack.append(Path(entry.path))
-            elif entry.name.endswith(".md") and entry.is_file(follow_symlinks=True):
-                try:
-                    st = entry.stat()
-                except OSError:
-                    continue
-                yield Path(entry.path).relative_to(folder).as_posix(), st
+            yield entry
+
+
+def markdown_files(folder: Path) -> Iterator[tuple[str, os.stat_result]]:
+    """Yield (path relative to ``folder`` with ``/``, stat) for every visible ``.md`` file."""
+    for entry in _entries(folder):
+        if entry.name.startswith(".") or not entry.name.endswith(".md"):
+            continue
+        if entry.is_file(follow_symlinks=True):
+            try:
+                st = entry.stat()
+            except OSError:
+                continue
+            yield Path(entry.path).relative_to(folder).as_posix(), st
 
 
 def daily_file(day: str) -> str:
@@ -60,19 +66,8 @@ def leftover_temps(folder: Path) -> Iterator[Path]:
 
     Each is either being written right now or was left by a writer killed mid-way.
     """
-    if not folder.is_dir():
-        return
-    stack = [folder]
-    while stack:
-        current = stack.pop()
-        try:
-            entries = list(os.scandir(current))
-        except OSError:
-            continue
-        for entry in entries:
-            m = _TEMP_FILE.match(entry.name)
-            if m and (m["name"].endswith(".md") or m["name"] in (META_FILE, HASH_STATE_FILE)):
-                if entry.is_file(follow_symlinks=False):
-                    yield Path(entry.path)
-            elif not entry.name.startswith(".") and entry.is_dir(follow_symlinks=False):
-                stack.append(Path(entry.path))
+    for entry in _entries(folder):
+        m = _TEMP_FILE.match(entry.name)
+        if m and (m["name"].endswith(".md") or m["name"] in (META_FILE, HASH_STATE_FILE)):
+            if entry.is_file(follow_symlinks=False):
+                yield Path(entry.path)
