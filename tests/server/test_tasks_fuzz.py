@@ -6,43 +6,15 @@ the validation and error paths (bad bodies, ids, answers, Last-Event-ID headers)
 
 from __future__ import annotations
 
-import socket
-import tempfile
-import threading
-import time
-from pathlib import Path
-
 import pytest
 import schemathesis
-import uvicorn
 from hypothesis import HealthCheck, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from workhearth.config import load_config
-from workhearth.server.app import create_app
-from workhearth.server.security import load_or_create_token
+from tests.server.threaded import serve_in_thread
 
-
-def _serve():  # type: ignore[no-untyped-def]
-    root = Path(tempfile.mkdtemp(prefix="hearth-tasks-fuzz-"))
-    (root / "workspace").mkdir()
-    config = load_config({"HEARTH_HOME": str(root / "home")})
-    token = load_or_create_token(root / "home")
-    app = create_app(config, token=token, workspace=root / "workspace")
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    return token, f"http://127.0.0.1:{sock.getsockname()[1]}", server, thread
-
-
-# Why at import: schemathesis parametrizes the test from the schema when it is collected.
-TOKEN, BASE_URL, SERVER, THREAD = _serve()
+_SERVED = serve_in_thread("hearth-tasks-fuzz-")
+TOKEN, BASE_URL, SERVER, THREAD = _SERVED.token, _SERVED.base_url, _SERVED.server, _SERVED.thread
 schema = schemathesis.openapi.from_url(f"{BASE_URL}/openapi.json").include(path_regex="^/v1/tasks")
 
 
