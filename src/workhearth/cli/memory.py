@@ -8,7 +8,7 @@ import typer
 
 from workhearth.cli.context import hearth
 from workhearth.cli.help import HearthTyper
-from workhearth.cli.output import JsonOpt, print_json, table, when
+from workhearth.cli.output import Column, JsonOpt, print_fitted, print_json, when
 from workhearth.errors import HearthError, UsageError
 
 if TYPE_CHECKING:
@@ -192,20 +192,27 @@ def list_(
     if not entries:
         print("no entries")
         return
-    table(
-        ["id", "level", "created", "where", "tags", "content"],
+    # Why: one line per entry; the content gives way to the terminal's width first.
+    columns = [
+        Column("id", cut="never"),
+        Column("level"),
+        Column("created", cut="never"),
+        Column("where", cut="start"),
+        Column("tags"),
+        Column("content"),
+    ]
+    rows = [
         [
-            [
-                e.id,
-                e.level + (" (pending)" if e.pending else ""),
-                when(e.created),
-                f"{e.layer}:{e.path}:{e.line}",
-                " ".join(e.tags),
-                e.content,
-            ]
-            for e in entries
-        ],
-    )
+            e.id,
+            e.level + (" (pending)" if e.pending else ""),
+            when(e.created),
+            f"{e.layer}:{e.path}:{e.line}",
+            " ".join(e.tags),
+            e.content,
+        ]
+        for e in entries
+    ]
+    print_fitted(columns, rows, shrink=[(5, 24), (3, 12), (4, 8)], drop=[3, 1])
     if next_cursor:
         print(f"more: --cursor {next_cursor}")
 
