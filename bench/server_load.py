@@ -2,9 +2,11 @@
 
 The server is the real ``hearth serve`` in its own process; this script is the
 second process sending requests over 32 connections. Side by side, in the same
-run: a bare FastAPI route (no work) served by uvicorn the same way, and the
-library's own search (``wh.memory.search``) in-process. Afterwards every save the
-server acknowledged (201) must be in memory.
+run: a bare FastAPI route (no work; a plain ``def`` route as FastAPI's tutorial
+writes it) served by uvicorn the same way, hearth's own no-work route
+(``/v1/info``: its Host check, token and routing, nothing else), and the library's
+own search (``wh.memory.search``) in-process. Afterwards every save the server
+acknowledged (201) must be in memory.
 
 Open loop at a fixed rate: latency counts from the moment a request was due, so a
 server that falls behind shows it (no coordinated omission). The client is plain
@@ -157,6 +159,9 @@ class Target:
         n = self.counter
         if kind == "bare":
             status, data = await conn.request("GET", "/bare")
+            return self._ok(kind, status, data)
+        if kind == "info":
+            status, data = await conn.request("GET", "/v1/info")
             return self._ok(kind, status, data)
         if kind == "search":
             q = quote(f"{WORDS[n % len(WORDS)]} {WORDS[(n * 7) % len(WORDS)]}")
@@ -382,6 +387,7 @@ def main() -> None:
             "saturation": {
                 "bare": asyncio.run(saturate(bare_target, "bare", d, c)),
                 "search": asyncio.run(saturate(target, "search", d, c)),
+                "info": asyncio.run(saturate(target, "info", d, c)),
                 "save": asyncio.run(saturate(target, "save", d, c)),
             },
             "library_search": library_search(home, workspace, min(d, 5.0)),
@@ -420,6 +426,7 @@ def main() -> None:
         ("fixed rate", "save (hearth)", result["fixed_rate"]["hearth"]["save"]),
         ("fixed rate", "bare route", result["fixed_rate"]["bare"]),
         ("saturation", "search (hearth)", sat["search"]),
+        ("saturation", "info (hearth)", sat["info"]),
         ("saturation", "save (hearth)", sat["save"]),
         ("saturation", "bare route", sat["bare"]),
         ("in-process", "library search", result["library_search"]),

@@ -394,3 +394,26 @@ def test_reading_memory_never_loads_the_secret_scanner(tmp_path: Path) -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
     assert out.stdout.split() == ["False", "True"]
+
+
+def test_meta_entries_are_parsed_on_use_and_others_written_back_as_read(tmp_path: Path) -> None:
+    """The meta is read lazily: an entry nobody looked at is written back byte for byte
+    (odd hand-edited values included); one that was used is written in the checked form;
+    tags are grouped with the same checks without parsing anything."""
+    from workhearth.memory.meta import EntryTable, MetaStore
+
+    path = tmp_path / "memory_meta.json"
+    odd = {"level": 7, "tags": ["x", 3, "x"], "color": "teal"}
+    path.write_text(json.dumps({"version": 1, "entries": {"m-aaaaaaaa": odd, "m-bbbbbbbb": odd}}))
+    store = MetaStore(path)
+    assert isinstance(store.entries, EntryTable)
+    assert store.by_tag() == {"x": [(0, "m-aaaaaaaa"), (1, "m-bbbbbbbb")]}
+    used = store.get("m-bbbbbbbb")
+    assert used is not None and used.level == "normal" and used.tags == ["x", "x"]
+    store.save()
+    written = json.loads(path.read_text())["entries"]
+    assert written["m-aaaaaaaa"] == odd
+    assert written["m-bbbbbbbb"]["level"] == "normal"
+    assert written["m-bbbbbbbb"]["tags"] == ["x", "x"]
+    assert written["m-bbbbbbbb"]["color"] == "teal"
+    assert MetaStore(path).by_tag() == store.by_tag()

@@ -15,6 +15,7 @@ import workhearth.memory.index as index_mod
 import workhearth.memory.schema as schema_mod
 from workhearth.memory.files import HASH_STATE_FILE, INDEX_FILE
 from workhearth.memory.index import MemoryIndex
+from workhearth.memory.schema import FTS_TABLES, MIGRATIONS
 from workhearth.memory.search import Searcher
 
 NOTES = {
@@ -343,7 +344,9 @@ def test_index_from_a_newer_workhearth_is_set_aside(layer: Path, index: MemoryIn
     index.close()
     again = MemoryIndex(layer)
     assert again.update().files_changed == 4
-    assert max(r[0] for r in again.db.execute("SELECT version FROM migrations")) == 2
+    assert max(r[0] for r in again.db.execute("SELECT version FROM migrations")) == max(
+        v for v, _, _ in MIGRATIONS
+    )
     again.close()
 
 
@@ -379,6 +382,7 @@ def test_a_version_1_index_is_migrated(layer: Path) -> None:
     assert [r[0] for r in ix.db.execute("SELECT version FROM migrations ORDER BY version")] == [
         1,
         2,
+        3,
     ]
     assert report.files_changed == 4
     columns = {r[1] for r in ix.db.execute("PRAGMA table_info(chunks)")}
@@ -395,14 +399,17 @@ def test_migrations_are_atomic(layer: Path, monkeypatch: pytest.MonkeyPatch) -> 
         db.execute("CREATE TABLE half_done(x)")
         raise RuntimeError("power cut")
 
-    monkeypatch.setattr(schema_mod, "MIGRATIONS", [*schema_mod.MIGRATIONS, (3, "broken", broken)])
+    known = [v for v, _, _ in schema_mod.MIGRATIONS]
+    monkeypatch.setattr(
+        schema_mod, "MIGRATIONS", [*schema_mod.MIGRATIONS, (max(known) + 1, "broken", broken)]
+    )
     with pytest.raises(RuntimeError):
         index_mod.connect(layer)
     monkeypatch.undo()
     db = index_mod.connect(layer)
     tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "half_done" not in tables
-    assert {r[0] for r in db.execute("SELECT version FROM migrations")} == {1, 2}
+    assert {r[0] for r in db.execute("SELECT version FROM migrations")} == set(known)
     db.close()
 
 
@@ -504,3 +511,41 @@ def test_patched_index_matches_a_full_rebuild_after_random_changes(
             index.update()  # Why: only=[...] leaves the hash-state unclaimed; a full one names it
             assert snapshot(index, layer) == snapshot(fresh, fresh_folder)
             fresh.close()
+
+
+def test_saves_one_by_one_leave_few_fts_segments(tmp_path: Path) -> None:
+    """Each small update adds a segment to every FTS5 table; the bounded merge after
+    it folds them together, so a query reads each term from a few places, not ~15."""
+    folder = tmp_path / "awareness"
+    folder.mkdir()
+    ix = MemoryIndex(folder)
+    for i in range(200):
+        with (folder / "MEMORY.md").open("a", encoding="utf-8") as f:
+            f.write(f"- note {i} about the deploy pipeline number {i * 7}\n")
+        ix.update()
+    for table in FTS_TABLES:
+        # _data holds the structure record, the averages and each segment's leaf pages:
+        # FTS5's defaults left 15-17 rows here for this history.
+        (rows,) = ix.db.execute(f"SELECT count(*) FROM {table}_data").fetchone()
+        assert rows <= 8, table
+    hits = Searcher(ix.db).search("pipeline number 1393", limit=3)
+    assert hits and "note 199 " in hits[0].text
+    ix.close()
+
+
+def test_an_index_from_before_usermerge_is_migrated_in_place(
+    layer: Path, index: MemoryIndex
+) -> None:
+    index.update()
+    before = results(index)
+    for table in FTS_TABLES:
+        index.db.execute(f"DELETE FROM {table}_config WHERE k = 'usermerge'")
+    index.db.execute("DELETE FROM migrations WHERE version = 3")
+    index.close()
+    again = MemoryIndex(layer)
+    assert again.update().files_changed == 0  # kept, not rebuilt
+    for table in FTS_TABLES:
+        row = again.db.execute(f"SELECT v FROM {table}_config WHERE k = 'usermerge'").fetchone()
+        assert row == (2,)
+    assert results(again) == before
+    again.close()

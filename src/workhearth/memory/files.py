@@ -45,6 +45,8 @@ def _entries(folder: Path) -> Iterator[os.DirEntry[str]]:
 
 def markdown_files(folder: Path) -> Iterator[tuple[str, os.stat_result]]:
     """Yield (path relative to ``folder`` with ``/``, stat) for every visible ``.md`` file."""
+    # Why strings: ``hearth serve`` looks at every layer before each request.
+    skip = len(os.path.join(folder, ""))
     for entry in _entries(folder):
         if entry.name.startswith(".") or not entry.name.endswith(".md"):
             continue
@@ -53,7 +55,8 @@ def markdown_files(folder: Path) -> Iterator[tuple[str, os.stat_result]]:
                 st = entry.stat()
             except OSError:
                 continue
-            yield Path(entry.path).relative_to(folder).as_posix(), st
+            rel = entry.path[skip:]
+            yield (rel if os.sep == "/" else rel.replace(os.sep, "/")), st
 
 
 def daily_file(day: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -54,7 +55,7 @@ class EntryMeta:
         updated: Any = get("updated")
         meta = cls.__new__(cls)
         meta.level = level if level in LEVELS else "normal"
-        meta.tags = [t for t in tags if isinstance(t, str)] if type(tags) is list else []
+        meta.tags = _tags(tags)
         meta.source = source if type(source) is str else "user"
         meta.provenance = [p for p in prov if isinstance(p, dict)] if type(prov) is list else []
         meta.created = float(created) if type(created) in (float, int) else 0.0
@@ -96,6 +97,62 @@ class EntryMeta:
 _FIELDS = frozenset(f.name for f in fields(EntryMeta)) - {"extra"}
 
 
+def _tags(value: Any) -> list[str]:
+    return [t for t in value if isinstance(t, str)] if type(value) is list else []
+
+
+class EntryTable(MutableMapping[str, EntryMeta]):
+    """Entry id → :class:`EntryMeta`, each parsed from its stored object on first use.
+
+    Why: ``hearth serve`` re-reads the meta after every save made elsewhere, and a
+    search then needs only its hits' entries and everyone's tags; parsing all of
+    them cost more than the search. Entries keep the file's order. An entry never
+    parsed is written back as it was read.
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self, stored: Mapping[str, dict[str, Any] | EntryMeta] | None = None) -> None:
+        self._items: dict[str, dict[str, Any] | EntryMeta] = dict(stored or {})
+
+    def __getitem__(self, entry_id: str) -> EntryMeta:
+        value = self._items[entry_id]
+        if type(value) is dict:
+            value = self._items[entry_id] = EntryMeta.parse(value)
+        return value  # type: ignore[return-value]
+
+    def __setitem__(self, entry_id: str, meta: EntryMeta) -> None:
+        self._items[entry_id] = meta
+
+    def __delitem__(self, entry_id: str) -> None:
+        del self._items[entry_id]
+
+    def __contains__(self, entry_id: object) -> bool:
+        return entry_id in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def by_tag(self) -> dict[str, list[tuple[int, str]]]:
+        """Tag → (position, entry id) of the entries carrying it, in order (nothing parsed)."""
+        out: dict[str, list[tuple[int, str]]] = {}
+        for pos, (entry_id, value) in enumerate(self._items.items()):
+            tags = value.get("tags") if type(value) is dict else value.tags  # type: ignore[union-attr]
+            if not tags or type(tags) is not list:
+                continue
+            for tag in dict.fromkeys(tags):
+                if type(tag) is str:
+                    out.setdefault(tag, []).append((pos, entry_id))
+        return out
+
+    def stored(self) -> dict[str, dict[str, Any]]:
+        """The objects to write: parsed entries as :meth:`EntryMeta.as_json`, others as read."""
+        return {k: v.as_json() if isinstance(v, EntryMeta) else v for k, v in self._items.items()}
+
+
 def _salvage(raw: str) -> dict[str, dict[str, Any]]:
     """Recover every ``"m-…": {…}`` object that still parses from a damaged file."""
     decoder = json.JSONDecoder()
@@ -114,11 +171,11 @@ class MetaStore:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.damage: str | None = None
-        self.entries: dict[str, EntryMeta] = {}
+        self._entries = EntryTable()
         # Why: a search matches the query against every entry's tags; grouping the
         # ids by tag once turns that into a look at each distinct tag. Kept with the
         # dict it was built from (``entries`` may be replaced whole) until put/drop.
-        self._by_tag: tuple[dict[str, EntryMeta], dict[str, list[tuple[int, str]]]] | None = None
+        self._by_tag: tuple[EntryTable, dict[str, list[tuple[int, str]]]] | None = None
         self._load()
 
     def _load(self) -> None:
@@ -131,16 +188,11 @@ class MetaStore:
             entries = data.get("entries") if isinstance(data, dict) else None
             if not isinstance(entries, dict):
                 raise ValueError("no entries table")
-            self.entries = {
-                k: EntryMeta.parse(v) for k, v in entries.items() if isinstance(v, dict)
-            }
+            self.entries = EntryTable({k: v for k, v in entries.items() if isinstance(v, dict)})
             return
         except (ValueError, orjson.JSONDecodeError) as exc:
             reason = str(exc)
-        self.entries = {
-            k: EntryMeta.parse(v)
-            for k, v in _salvage(raw.decode("utf-8", errors="replace")).items()
-        }
+        self.entries = EntryTable(_salvage(raw.decode("utf-8", errors="replace")))
         aside = self.path.with_name(f".{self.path.name}.corrupt-{int(time.time())}")
         atomic_write(aside, raw)
         self.damage = (
@@ -148,6 +200,15 @@ class MetaStore:
             f"set the damaged copy aside as {aside.name}"
         )
         self.save()
+
+    @property
+    def entries(self) -> EntryTable:
+        return self._entries
+
+    @entries.setter
+    def entries(self, value: Mapping[str, EntryMeta]) -> None:
+        """Replaced whole (reflection puts back its copy when it fails)."""
+        self._entries = value if isinstance(value, EntryTable) else EntryTable(dict(value))
 
     def earlier_damage(self) -> str | None:
         """A note about damaged copies set aside by an earlier run, if any."""
@@ -169,10 +230,7 @@ class MetaStore:
         cached = self._by_tag
         if cached is not None and cached[0] is self.entries:
             return cached[1]
-        out: dict[str, list[tuple[int, str]]] = {}
-        for pos, (entry_id, meta) in enumerate(self.entries.items()):
-            for tag in dict.fromkeys(meta.tags):
-                out.setdefault(tag, []).append((pos, entry_id))
+        out = self.entries.by_tag()
         self._by_tag = (self.entries, out)
         return out
 
@@ -185,8 +243,7 @@ class MetaStore:
         return self.entries.pop(entry_id, None)
 
     def save(self) -> None:
-        entries = {k: m.as_json() for k, m in self.entries.items()}
-        data = {"version": VERSION, "entries": entries}
+        data = {"version": VERSION, "entries": self.entries.stored()}
         atomic_write(
             self.path, orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
         )

@@ -22,6 +22,13 @@ from workhearth.memory.files import INDEX_FILE
 # segment; larger means fewer segments to merge in a big build (faster, smaller
 # index, faster queries). Only a large update ever fills it.
 FTS_HASHSIZE = 32 << 20
+# Why: each small update (a save) adds one segment to every FTS5 table, and a query
+# reads each term from every segment. With ``usermerge`` 2 the bounded 'merge' run
+# after small updates (``index.MERGE_PAGES``) starts as soon as a level holds two
+# segments, which keeps a few segments in all: at 500 saves a two-word search took
+# 0.53 ms with FTS5's defaults, 0.30 ms so, and 0.25 ms with a full 'optimize'
+# after every save (which costs as much as the index is big).
+FTS_USERMERGE = 2
 
 
 def _script(db: sqlite3.Connection, sql: str) -> None:
@@ -107,10 +114,17 @@ def _m002_compact(db: sqlite3.Connection) -> None:
     db.execute("INSERT INTO state VALUES (1, ?, 0, NULL)", (secrets.token_hex(8),))
 
 
+def _m003_usermerge(db: sqlite3.Connection) -> None:
+    """Merge segments early (:data:`FTS_USERMERGE`); the index itself is kept."""
+    for table in FTS_TABLES:
+        db.execute(f"INSERT INTO {table}({table}, rank) VALUES ('usermerge', ?)", (FTS_USERMERGE,))
+
+
 FTS_TABLES = ("fts_tri", "fts_word", "fts_cjk")
 MIGRATIONS: list[tuple[int, str, Callable[[sqlite3.Connection], None]]] = [
     (1, "initial", _m001_initial),
     (2, "compact", _m002_compact),
+    (3, "usermerge", _m003_usermerge),
 ]
 
 

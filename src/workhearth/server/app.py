@@ -9,6 +9,7 @@ page's files are served from ``server/web/``.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import logging
 import sys
@@ -110,10 +111,18 @@ def create_app(
         # saves/s went from ~56 to ~49 ms at 1 ms (bench/server_load.py).
         interval = sys.getswitchinterval()
         sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
+        # Why: a full collection walked the ~130k objects of the loaded modules and
+        # app (FastAPI, pydantic, MCP) every few saves, ~50 ms with the GIL held:
+        # the whole server stalled, and that was the search p99 under saves
+        # (bench/server_load.py). What exists once the server is built lives as
+        # long as it does: frozen, collections skip it.
+        gc.collect()
+        gc.freeze()
         try:
             async with mcp_app.lifespan():
                 yield
         finally:
+            gc.unfreeze()
             sys.setswitchinterval(interval)
             if app.state.tasks is not None:
                 app.state.tasks.close()
@@ -147,7 +156,7 @@ def create_app(
     app.router.routes.append(Route("/mcp", endpoint=mcp_app))
 
     @app.get("/v1/info", response_model=InfoOut, tags=["server"], **api)
-    def info() -> dict[str, str]:
+    async def info() -> dict[str, str]:
         """Version, default workspace and home (no secrets)."""
         return {
             "version": __version__,

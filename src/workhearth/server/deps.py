@@ -78,7 +78,8 @@ class MemoryPool:
     one GIL, so more threads at it only trade the GIL back and forth, and every
     object re-reads the meta after each save. Each loan starts with
     :meth:`Memory.sync` (stat calls), so what the CLI or an editor changed is seen
-    by the next request.
+    by the next request. Searches have a reader of their own, used on the event
+    loop (:meth:`loop_reader`).
     """
 
     READERS = 1
@@ -90,6 +91,7 @@ class MemoryPool:
         self._lock = threading.Lock()
         self._slots: OrderedDict[tuple[Path, bool], _Slot] = OrderedDict()
         self._writing: dict[Path, int] = {}  # writes in progress, per workspace
+        self._loop_readers: OrderedDict[Path, Memory] = OrderedDict()
         self._closed = False
 
     def _slot(self, key: tuple[Path, bool]) -> _Slot:
@@ -141,40 +143,60 @@ class MemoryPool:
             with self._lock:
                 self._writing[workspace] -= 1
 
-    @contextlib.contextmanager
-    def ready(self, workspace: Path) -> Iterator[Memory | None]:
-        """The reader, synced, if it is free right now, else None (then use :meth:`use`).
+    def loop_reader(self, workspace: Path) -> Memory | None:
+        """The event loop's own reader of ``workspace``, synced; None until one is opened.
 
-        Why: a search is quick (~1 ms of CPU) and runs best on the event loop itself:
-        a worker thread per search costs as much again in thread hops and GIL
-        hand-offs, which under load (saves in other threads) made searches queue for
-        seconds. Catching up after a save (meta re-read, index patch) costs a few ms
-        more and is done here too: measured, moving it to a thread made the p99 worse.
-        A first open (or a busy reader) goes to :meth:`use` in a worker thread.
+        Why the loop: a search is quick (~0.3 ms of CPU) and runs best on the event
+        loop itself: a worker thread per search costs as much again in thread hops
+        and GIL hand-offs, and a reader shared with threads is sometimes busy, which
+        sent searches to threads in a cascade under load. Only the loop uses this
+        object, one search at a time, so it needs no gate. Catching up after a save
+        (meta re-read, index patch) costs a few ms more and is done here too:
+        measured, moving it to a thread made the p99 worse. The first open (which
+        may build the index) is :meth:`open_reader`'s, in a worker thread.
         """
-        gate, idle = self._slot((workspace, False))
-        if not gate.acquire(blocking=False):
-            yield None
-            return
-        try:
-            with self._lock:
-                memory = idle.pop() if idle else None
-            if memory is None:
-                yield None
-                return
+        memory = self._loop_readers.get(workspace)
+        if memory is None:
+            return None
+        self._loop_readers.move_to_end(workspace)
+        if not self._writing.get(workspace):
+            # Why skip while this server writes: the write is not acknowledged yet, so
+            # the view before it is a right answer, and catching up now would race
+            # the writer for the index (and wait for it, on the loop).
             try:
-                if not self._writing.get(workspace):
-                    # Why skip while this server writes: the write is not acknowledged
-                    # yet, so the view before it is a right answer, and catching up now
-                    # would race the writer for the index (and wait for it, on the loop).
-                    memory.sync()
-                yield memory
+                memory.sync()
             except BaseException:
+                del self._loop_readers[workspace]
                 memory.close()
                 raise
-            self._keep(idle, memory)
-        finally:
-            gate.release()
+        return memory
+
+    def open_reader(self, workspace: Path) -> Memory:
+        """A new reader of ``workspace``, synced (run it in a worker thread), for :meth:`adopt`."""
+        memory = Memory(self.config.paths, workspace, self.config.memory)
+        try:
+            memory.sync()
+        except BaseException:
+            memory.close()
+            raise
+        return memory
+
+    def adopt(self, workspace: Path, memory: Memory) -> Memory:
+        """Make ``memory`` the loop's reader of ``workspace`` (on the loop); returns the one to use.
+
+        Two first searches may each have opened one: the second is closed.
+        """
+        current = self._loop_readers.get(workspace)
+        if current is not None:
+            memory.close()
+            return current
+        if self._closed:
+            return memory  # Why: the server is stopping; the garbage collector closes it
+        self._loop_readers[workspace] = memory
+        while len(self._loop_readers) > self.WORKSPACES:
+            _, dropped = self._loop_readers.popitem(last=False)
+            dropped.close()
+        return memory
 
     def _keep(self, idle: list[Memory], memory: Memory) -> None:
         with self._lock:
@@ -190,6 +212,9 @@ class MemoryPool:
         for _, idle in slots.values():
             for m in idle:
                 m.close()
+        readers, self._loop_readers = self._loop_readers, OrderedDict()
+        for m in readers.values():
+            m.close()
 
 
 class _PooledHearth(Workhearth):

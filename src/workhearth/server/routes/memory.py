@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
+import orjson
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
@@ -74,26 +75,27 @@ async def search(
     q: Annotated[str, Query(max_length=QUERY_MAX, description="Words to find.")],
     limit: Annotated[int, Query(ge=1, le=LIMIT_MAX)] = DEFAULT_LIMIT,
     workspace: WorkspaceQuery = None,
-) -> dict:
+) -> Response:
     """Best hits first; a search that finds nothing is a 200 with an empty list."""
     if not q.strip():
-        return {"results": []}
+        return _json({"results": []})
     path = workspace_path(request, workspace)
     pool: MemoryPool = request.app.state.memories
-    # Why on the event loop when it can: see MemoryPool.ready.
-    with pool.ready(path) as memory:
-        if memory is not None:
-            return _search(memory, q, limit)
-
-    def in_thread() -> dict:
-        with pool.use(path) as memory:
-            return _search(memory, q, limit)
-
-    return await run_in_threadpool(in_thread)
+    # Why on the event loop: see MemoryPool.loop_reader.
+    memory = pool.loop_reader(path)
+    if memory is None:
+        memory = pool.adopt(path, await run_in_threadpool(pool.open_reader, path))
+    return _search(memory, q, limit)
 
 
-def _search(memory: Memory, q: str, limit: int) -> dict:
-    return {"results": [h.as_dict() for h in memory.search(q, limit=limit)]}
+def _search(memory: Memory, q: str, limit: int) -> Response:
+    return _json({"results": [h.as_dict() for h in memory.search(q, limit=limit)]})
+
+
+def _json(data: dict) -> Response:
+    """Why not the response model: the hits are already of its shape (``HitOut``, checked
+    by the schema tests), and validating them again cost a tenth of a search."""
+    return Response(orjson.dumps(data), media_type="application/json")
 
 
 @router.get("", response_model=EntryListOut)
