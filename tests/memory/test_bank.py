@@ -300,6 +300,24 @@ def test_whole_phrase_ranks_before_its_words(wh: Workhearth) -> None:
     assert _ids(wh, "崩溃恢复") == [words.id]
 
 
+def test_a_long_phrase_is_matched_whole_though_few_trigrams_are_asked(wh: Workhearth) -> None:
+    """A substring query asks FTS5 for a few of its trigrams; ``instr`` keeps the
+    exact phrase only: a text holding those trigrams (and every word) elsewhere is
+    not taken for it."""
+    from workhearth.memory.search import _trigram_match
+
+    query = "quick brown fox jumps over"
+    decoy = wh.memory.save("jumps over quick brown fox; the fox jumps over quick brown dogs")
+    asked = _trigram_match(query).replace('"', "").split(" AND ")
+    assert len(asked) < len(query) - 2 and all(g in decoy.content for g in asked)
+    exact = wh.memory.save("Notes: the quick brown fox jumps over the fence")
+    hits = wh.memory.search(query)
+    assert [h.entry_id for h in hits][:2] == [exact.id, decoy.id]
+    assert hits[1].score < 0.6
+    wh.memory.delete(exact.id)
+    assert [h.entry_id for h in wh.memory.search(query)] == [decoy.id]
+
+
 def test_single_cjk_character_is_found(wh: Workhearth) -> None:
     entry = wh.memory.save("我的猫叫小白")
     assert _ids(wh, "猫") == [entry.id]

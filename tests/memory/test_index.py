@@ -549,3 +549,18 @@ def test_an_index_from_before_usermerge_is_migrated_in_place(
         assert row == (2,)
     assert results(again) == before
     again.close()
+
+
+def test_term_counts_are_reused_until_the_index_changes(layer: Path, index: MemoryIndex) -> None:
+    from workhearth.memory.search import TermStats
+
+    index.update()
+    stats = TermStats()
+    Searcher(index.db, stats).search("tapir okapi")
+    first = stats.generation
+    assert first is not None and stats.docs["tapir"] == 1 and stats.docs["okapi"] == 1
+    write(layer, "extra.md", "# Extra\n\nAnother tapir note.\n", None)
+    index.update()
+    hits = Searcher(index.db, stats).search("tapir")
+    assert stats.generation != first and stats.docs["tapir"] == 2
+    assert {h.path for h in hits} >= {"extra.md"}

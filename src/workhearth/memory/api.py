@@ -151,7 +151,7 @@ class Memory:
                 (rel, st.st_ino, st.st_mtime_ns, st.st_size) for rel, st in markdown_files(folder)
             )
             try:
-                st = os.stat(folder / META_FILE)
+                st = os.stat(os.path.join(folder, META_FILE))
                 meta: tuple[Any, ...] = ("", st.st_ino, st.st_mtime_ns, st.st_size)
             except OSError:
                 meta = ()
@@ -171,7 +171,7 @@ class Memory:
         self._refresh()
         hits: list[Hit] = []
         for name in self._layers(layer):
-            if not self.folder(name).is_dir():
+            if not os.path.isdir(self._folders[name]):
                 continue
             store = self.store(name)
             found = store.index.searcher().search(query, limit, layer=name)

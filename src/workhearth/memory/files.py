@@ -27,9 +27,10 @@ _TEMP_FILE = re.compile(r"^\.(?P<name>.+)\.[A-Za-z0-9_]+\.tmp$")
 
 
 def _entries(folder: Path) -> Iterator[os.DirEntry[str]]:
-    """Every entry of ``folder`` and of its visible subfolders (hidden ones are not memory)."""
-    if not folder.is_dir():
-        return
+    """Every entry of ``folder`` and of its visible subfolders (hidden ones are not memory).
+
+    Nothing for a folder that does not exist (or is not a folder): ``scandir`` says so.
+    """
     stack = [folder]
     while stack:
         current = stack.pop()

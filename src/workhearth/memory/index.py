@@ -51,7 +51,7 @@ from workhearth.memory.schema import (
     connect_copy,
     is_damage,
 )
-from workhearth.memory.search import Searcher
+from workhearth.memory.search import Searcher, TermStats
 from workhearth.memory.text import cjk_grams
 from workhearth.models.tokens import count_tokens
 
@@ -129,6 +129,7 @@ class MemoryIndex:
         # Why the file could not be written, while an in-memory copy stands in for it.
         self.unwritable: str | None = None
         self._retry_at = 0.0
+        self._term_stats = TermStats()
 
     @property
     def path(self) -> Path:
@@ -234,7 +235,7 @@ class MemoryIndex:
 
     def searcher(self) -> Searcher:
         """The full-text search over this index (its queries live in :mod:`.search`)."""
-        return Searcher(self.db)
+        return Searcher(self.db, self._term_stats)
 
     # -------------------------------------------------------------- update
     def update(self, only: Iterable[str] | None = None) -> IndexReport:

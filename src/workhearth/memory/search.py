@@ -113,7 +113,7 @@ def _trigram_match(term: str) -> str:
     """
     grams = list(dict.fromkeys(term[i : i + 3] for i in range(len(term) - 2)))
     if len(grams) > PHRASE_GRAMS:
-        edges = [g for g in grams if any(c.isspace() for c in g)]
+        edges = [g for g in grams if g.split() != [g]]  # those holding a space
         inner = [g for g in grams if g not in edges]
         picked = _spread(edges, PHRASE_GRAMS)
         grams = picked + _spread(inner, PHRASE_GRAMS - len(picked))
@@ -137,9 +137,26 @@ def _is_heading(line: str) -> bool:
     return _HEADING.match(line) is not None
 
 
+class TermStats:
+    """How many chunks hold each word term, kept while the index generation stays.
+
+    Why: every word search asks ``fts_word_vocab`` for its terms' document counts
+    (a quarter of a two-word search's own SQL); they change only with the index,
+    whose generation changes with every update. Owned by the index object, so
+    searches on one connection share it.
+    """
+
+    MAX_TERMS = 20_000
+
+    def __init__(self) -> None:
+        self.generation: str | None = None
+        self.docs: dict[str, int] = {}
+
+
 class Searcher:
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, stats: TermStats | None = None) -> None:
         self.db = db
+        self.stats = stats or TermStats()
         # Why: the IDF of the informative terms of the last word search, so that a
         # hit grows toward the lines holding its query's words.
         self._term_idf: dict[str, float] = {}
@@ -153,7 +170,10 @@ class Searcher:
             return 0
         best = max(-r[1] for r in rows) or 1.0
         for cid, rank in rows:
-            into[cid][source] = max(into[cid].get(source, 0.0), (-rank) / best if best > 0 else 1.0)
+            slot = into[cid]
+            value = (-rank) / best if best > 0 else 1.0
+            old = slot.get(source, 0.0)
+            slot[source] = value if value > old else old
         return len(rows)
 
     def _substring(self, term: str, n: int, source: str, into: dict[int, dict[str, float]]) -> int:
@@ -176,14 +196,34 @@ class Searcher:
         sql = "SELECT rowid, bm25(fts_cjk) FROM fts_cjk WHERE fts_cjk MATCH ? ORDER BY bm25(fts_cjk) LIMIT ?"
         return self._ranked(sql, (match, n), "bigram", into)
 
-    def _chunk_total(self) -> int:
+    def _state(self) -> tuple[str | None, int]:
+        """(generation, chunks) of the index."""
         try:
-            row = self.db.execute("SELECT chunks FROM state").fetchone()
+            row = self.db.execute("SELECT generation, chunks FROM state").fetchone()
         except sqlite3.OperationalError:
             row = None
         if row is None:
-            row = self.db.execute("SELECT count(*) FROM chunks").fetchone()
-        return int(row[0])
+            return None, int(self.db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        return row[0], int(row[1])
+
+    def _doc_counts(self, terms: list[str], generation: str | None) -> dict[str, int]:
+        """Term → chunks holding it, for the terms the index has (in term order)."""
+        stats = self.stats
+        if generation is None or stats.generation != generation:
+            stats.generation, stats.docs = generation, {}
+        missing = [t for t in terms if t not in stats.docs]
+        if missing:
+            marks = ",".join("?" * len(missing))
+            found = dict(
+                self.db.execute(
+                    f"SELECT term, doc FROM fts_word_vocab WHERE term IN ({marks})", missing
+                )
+            )
+            if len(stats.docs) + len(missing) > stats.MAX_TERMS:
+                stats.docs = {}
+            for t in missing:
+                stats.docs[t] = found.get(t, 0)
+        return {t: n for t in sorted(terms) if (n := stats.docs.get(t, 0))}
 
     def _informative(self, words: list[str]) -> tuple[list[str], bool]:
         """One query word per index term, without near-zero-IDF terms when others remain.
@@ -196,15 +236,11 @@ class Searcher:
                 by_term.setdefault(term, word)
         if not by_term:
             return [], False
-        marks = ",".join("?" * len(by_term))
-        docs = dict(
-            self.db.execute(
-                f"SELECT term, doc FROM fts_word_vocab WHERE term IN ({marks})", list(by_term)
-            )
-        )
+        generation, chunks = self._state()
+        docs = self._doc_counts(list(by_term), generation)
         if not docs:
             return [], False  # no word of the query is in the index
-        total = max(self._chunk_total(), max(docs.values()))
+        total = max(chunks, max(docs.values()))
         useful = [t for t in docs if _idf(docs[t], total) >= NEAR_ZERO_IDF]
         self._term_idf = {t: _idf(docs[t], total) for t in useful}
         return list(dict.fromkeys(by_term[t] for t in (useful or docs))), bool(useful)

@@ -8,25 +8,36 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
+from pydantic import BaseModel, ValidationError
 from starlette.routing import compile_path
 
 from workhearth.api.args import checked_workspace
 from workhearth.app import Workhearth
 from workhearth.config import Config
 from workhearth.memory.api import Memory
-from workhearth.server.schemas import PATH_MAX
+from workhearth.server.schemas import PATH_MAX, WORKSPACE_HELP
 from workhearth.server.security import COOKIE, Auth
 
-WorkspaceQuery = Annotated[
-    str | None,
-    Query(
-        max_length=PATH_MAX,
-        description="Absolute path of the workspace folder (default: the server's working folder).",
-    ),
-]
+WorkspaceQuery = Annotated[str | None, Query(max_length=PATH_MAX, description=WORKSPACE_HELP)]
+Q = TypeVar("Q", bound=BaseModel)
+
+
+def query_of(model: type[Q], request: Request) -> Q:
+    """The request's query string read into ``model``; a 422 like FastAPI's when it does not fit.
+
+    Why by hand on the hottest route (search): FastAPI's own reading of three query
+    fields cost more per request than the rest of its routing together. The route
+    lists the model's fields in OpenAPI with :func:`schemas.query_openapi`.
+    """
+    try:
+        return model.model_validate(dict(request.query_params))
+    except ValidationError as exc:
+        problems = [{**e, "loc": ("query", *e["loc"])} for e in exc.errors()]
+        raise RequestValidationError(problems) from None
 
 
 def allowed_methods(app: FastAPI, path: str) -> set[str]:

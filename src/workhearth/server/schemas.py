@@ -21,13 +21,40 @@ from workhearth.memory.bank import (
     TAG_MAX,
     TAGS_MAX,
 )
-from workhearth.memory.search import LIMIT_MAX, QUERY_MAX
+from workhearth.memory.search import DEFAULT_LIMIT, LIMIT_MAX, QUERY_MAX
 
 BODY_MAX = 64 * 1024
 # Why: ids, paths and names in a request are short; bounding them keeps a hostile
 # request from making the server walk or log megabytes.
 ID_MAX = 200
 PATH_MAX = 4096
+WORKSPACE_HELP = "Absolute path of the workspace folder (default: the server's working folder)."
+
+
+class SearchQuery(BaseModel):
+    """The query string of ``GET /v1/memory/search`` (read by :func:`deps.query_of`)."""
+
+    q: str = Field(max_length=QUERY_MAX, description="Words to find.")
+    limit: int = Field(DEFAULT_LIMIT, ge=1, le=LIMIT_MAX)
+    workspace: str | None = Field(None, max_length=PATH_MAX, description=WORKSPACE_HELP)
+
+
+def query_openapi(model: type[BaseModel]) -> dict[str, Any]:
+    """The OpenAPI ``parameters`` of a query-string model, as FastAPI would list its fields."""
+    schema = model.model_json_schema()
+    required = set(schema.get("required", ()))
+    parameters = []
+    for name, prop in schema["properties"].items():
+        param: dict[str, Any] = {
+            "name": name,
+            "in": "query",
+            "required": name in required,
+            "schema": prop,
+        }
+        if "description" in prop:
+            param["description"] = prop["description"]
+        parameters.append(param)
+    return {"parameters": parameters}
 
 
 class ErrorOut(BaseModel):

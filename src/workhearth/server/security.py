@@ -161,8 +161,20 @@ def origin_allowed(origin: str, host: str) -> bool:
     return parts.scheme in ("http", "https") and parts.netloc.lower() == host.strip().lower()
 
 
-def _headers(scope: Scope) -> dict[str, str]:
-    return {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+_NO_BODY_METHODS = frozenset({"GET", "HEAD"})
+
+
+def _guarded_headers(scope: Scope) -> tuple[str, str | None, str | None]:
+    """Host, Origin and Content-Length of a request (the first of each; ASGI names are lower case)."""
+    host = origin = length = None
+    for name, value in scope["headers"]:
+        if name == b"host" and host is None:
+            host = value.decode("latin-1")
+        elif name == b"origin" and origin is None:
+            origin = value.decode("latin-1")
+        elif name == b"content-length" and length is None:
+            length = value.decode("latin-1")
+    return host or "", origin, length
 
 
 SECURITY_HEADERS = [
@@ -195,18 +207,28 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        headers = _headers(scope)
-        host = headers.get("host", "")
+        host, origin, length = _guarded_headers(scope)
         if not host_allowed(host, self.extra_hosts):
             await _reply(send, 421, "this server answers only to localhost (Host header refused)")
             return
-        origin = headers.get("origin")
         if scope["method"] in UNSAFE_METHODS and origin and not origin_allowed(origin, host):
             await _reply(send, 403, "refused: the request comes from another site (Origin)")
             return
-        length = headers.get("content-length")
         if length is not None and (not length.isdigit() or int(length) > self.body_max):
             await _reply(send, 413, f"request body is over {self.body_max // 1024} KB")
+            return
+
+        async def send_secured(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                have = {k.lower() for k, _ in message.get("headers", [])}
+                extra = [(k, v) for k, v in SECURITY_HEADERS if k not in have]
+                message["headers"] = [*message.get("headers", []), *extra]
+            await send(message)
+
+        if length is None and scope["method"] in _NO_BODY_METHODS:
+            # Why: nothing to count (a body without Content-Length is chunked, and only
+            # GET and HEAD are let through without reading it: they have none).
+            await self.app(scope, receive, send_secured)
             return
         body, complete = await _read_body(receive, self.body_max)
         if not complete:
@@ -220,13 +242,6 @@ class Guard:
                 replayed = True
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()  # Why: a streaming response waits here for the disconnect
-
-        async def send_secured(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                have = {k.lower() for k, _ in message.get("headers", [])}
-                extra = [(k, v) for k, v in SECURITY_HEADERS if k not in have]
-                message["headers"] = [*message.get("headers", []), *extra]
-            await send(message)
 
         await self.app(scope, replay, send_secured)
 

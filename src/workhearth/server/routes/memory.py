@@ -16,27 +16,26 @@ from workhearth.api.errors import MemoryNotFound
 from workhearth.app import Workhearth
 from workhearth.errors import NotFoundError, UsageError
 from workhearth.memory.api import Memory
-from workhearth.memory.search import DEFAULT_LIMIT
 from workhearth.server.deps import (
     MemoryPool,
-    WorkspaceQuery,
     allowed_methods,
     hearth_dep,
     open_hearth,
+    query_of,
     workspace_path,
     writer_dep,
 )
 from workhearth.server.schemas import (
-    LIMIT_MAX,
     LIST_LIMIT_MAX,
-    QUERY_MAX,
     SAVED_BEFORE,
     EntryListOut,
     EntryOut,
     MemoryEditIn,
     MemorySaveIn,
     SearchOut,
+    SearchQuery,
     errors,
+    query_openapi,
 )
 
 router = APIRouter(prefix="/v1/memory", tags=["memory"])
@@ -69,23 +68,19 @@ def save(body: MemorySaveIn, request: Request, response: Response) -> dict:
     return entry.as_dict()
 
 
-@router.get("/search", response_model=SearchOut)
-async def search(
-    request: Request,
-    q: Annotated[str, Query(max_length=QUERY_MAX, description="Words to find.")],
-    limit: Annotated[int, Query(ge=1, le=LIMIT_MAX)] = DEFAULT_LIMIT,
-    workspace: WorkspaceQuery = None,
-) -> Response:
+@router.get("/search", response_model=SearchOut, openapi_extra=query_openapi(SearchQuery))
+async def search(request: Request) -> Response:
     """Best hits first; a search that finds nothing is a 200 with an empty list."""
-    if not q.strip():
+    query = query_of(SearchQuery, request)
+    if not query.q.strip():
         return _json({"results": []})
-    path = workspace_path(request, workspace)
+    path = workspace_path(request, query.workspace)
     pool: MemoryPool = request.app.state.memories
     # Why on the event loop: see MemoryPool.loop_reader.
     memory = pool.loop_reader(path)
     if memory is None:
         memory = pool.adopt(path, await run_in_threadpool(pool.open_reader, path))
-    return _search(memory, q, limit)
+    return _search(memory, query.q, query.limit)
 
 
 def _search(memory: Memory, q: str, limit: int) -> Response:
