@@ -70,6 +70,33 @@ def test_api_without_credentials_is_401(served: Served, path: str) -> None:
     assert wrong.status_code == 401
 
 
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [("PUT", "/v1/memory"), ("GET", "/v1/no/such/route"), ("DELETE", "/v1/memory/m-00000000")],
+)
+def test_any_method_or_unknown_api_path_without_credentials_is_401(
+    served: Served, method: str, path: str
+) -> None:
+    """Nothing about the API (which routes or methods exist) is told before the token."""
+    response = served.client.request(method, path)
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"] == "Bearer"
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert "login URL" in response.json()["detail"]
+
+
+def test_the_login_cookie_is_found_among_other_cookies(served: Served) -> None:
+    import re
+
+    r = served.client.get(f"/login?token={served.app.state.new_login()}", follow_redirects=False)
+    sid = re.search(r"hearth_session=([^;]+)", r.headers["set-cookie"])
+    assert sid is not None
+    cookie = f"theme=dark; hearth_session={sid.group(1)}; lang=zh"
+    assert served.client.get("/v1/info", headers={"Cookie": cookie}).status_code == 200
+    wrong = cookie.replace(sid.group(1), "forged")
+    assert served.client.get("/v1/info", headers={"Cookie": wrong}).status_code == 401
+
+
 def test_a_post_without_credentials_saves_nothing(served: Served) -> None:
     assert served.client.post("/v1/memory", json={"content": "sneaky"}).status_code == 401
     assert served.api.get("/v1/memory").json()["entries"] == []

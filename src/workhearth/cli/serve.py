@@ -178,11 +178,7 @@ def serve(
         # Why a second login token: the printed URL stays usable if the browser
         # opened is not the one the user wants.
         webbrowser.open(f"{base}/login?token={app.state.new_login()}")
-    # Why a graceful-shutdown timeout: a page's open task stream (SSE) never ends by
-    # itself, and without one Ctrl-C waits for it forever before the lifespan stops tasks.
-    config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=3
-    )
+    config = _uvicorn_config(uvicorn, app)
 
     class Server(_server_class(uvicorn)):  # type: ignore[misc]
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
@@ -198,6 +194,26 @@ def serve(
         sock.close()
     if getattr(server, "started", True) is False:
         raise typer.Exit(1)
+
+
+def _uvicorn_config(uvicorn: Any, app: Any) -> Any:
+    """How both modes run uvicorn.
+
+    Why a graceful-shutdown timeout: a page's open task stream (SSE) never ends by
+    itself, and without one Ctrl-C waits for it forever before the lifespan stops
+    tasks. Why no proxy headers: nothing stands in front of a local server, and any
+    local process could otherwise name the client address (X-Forwarded-For); a
+    team server behind a proxy logs no client addresses either.
+    """
+    return uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=3,
+        proxy_headers=False,
+        server_header=False,
+    )
 
 
 def _serve_team(
@@ -237,10 +253,7 @@ def _serve_team(
             file=sys.stderr,
             flush=True,
         )
-    config = uvicorn.Config(
-        app, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=3
-    )
-    server = _server_class(uvicorn)(config)
+    server = _server_class(uvicorn)(_uvicorn_config(uvicorn, app))
     try:
         server.run(sockets=[sock])
     finally:

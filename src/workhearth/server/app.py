@@ -18,7 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Form, HTTPException, Query, Request
+from fastapi import FastAPI, Form, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
@@ -37,10 +37,10 @@ from workhearth.errors import (
     StorageError,
     UsageError,
 )
-from workhearth.server.deps import MemoryPool, allowed_methods, require_auth
+from workhearth.server.deps import MemoryPool, allowed_methods
 from workhearth.server.routes import audit, files, memory, sessions, skills, trash
 from workhearth.server.schemas import BODY_MAX, COMMON, ID_MAX, ErrorOut, InfoOut, LoginIn, errors
-from workhearth.server.security import COOKIE, SESSION_TTL, Auth, Guard
+from workhearth.server.security import COOKIE, SESSION_TTL, Auth, Guard, RequireLogin
 
 WEB_DIR = Path(__file__).parent / "web"
 SWITCH_INTERVAL = 0.001
@@ -147,7 +147,8 @@ def create_app(
     )
 
     _install_error_handlers(app)
-    api: dict[str, Any] = {"dependencies": [Depends(require_auth)], "responses": errors(*COMMON)}
+    # Why no auth dependency: RequireLogin checks every /v1/ path before routing.
+    api: dict[str, Any] = {"responses": errors(*COMMON)}
     for module in (memory, sessions, skills, trash, audit, files):
         app.include_router(module.router, **api)
     if tasks_routes is not None:
@@ -168,7 +169,6 @@ def create_app(
         "/v1/{rest:path}",
         methods=["GET", "POST", "PATCH", "DELETE"],
         include_in_schema=False,
-        dependencies=[Depends(require_auth)],
     )
     def no_route(rest: str, request: Request) -> None:
         # Why: without this, an unknown /v1 path falls through to the page's files.
@@ -178,6 +178,8 @@ def create_app(
 
     _install_login(app, auth)
     _install_web(app)
+    # Why this order: the last added runs first (Host, Origin and size before the token).
+    app.add_middleware(RequireLogin, auth=auth)
     app.add_middleware(Guard, body_max=BODY_MAX, extra_hosts=extra_hosts)
     return app
 

@@ -10,7 +10,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Annotated, TypeVar
 
-from fastapi import FastAPI, HTTPException, Query, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from pydantic import BaseModel, ValidationError
 from starlette.routing import compile_path
@@ -20,7 +20,6 @@ from workhearth.app import Workhearth
 from workhearth.config import Config
 from workhearth.memory.api import Memory
 from workhearth.server.schemas import PATH_MAX, WORKSPACE_HELP
-from workhearth.server.security import COOKIE, Auth
 
 WorkspaceQuery = Annotated[str | None, Query(max_length=PATH_MAX, description=WORKSPACE_HELP)]
 Q = TypeVar("Q", bound=BaseModel)
@@ -51,21 +50,6 @@ def allowed_methods(app: FastAPI, path: str) -> set[str]:
         if compile_path(template)[0].match(path):
             found.setdefault(template.count("{"), set()).update(m.upper() for m in item)
     return found[min(found)] if found else set()
-
-
-async def require_auth(request: Request) -> None:
-    """Bearer token or the login cookie; anything else is a 401 that says how to log in.
-
-    Why async: it only compares strings; a sync dependency costs a worker-thread hop.
-    """
-    auth: Auth = request.app.state.auth
-    if not auth.allowed(request.headers.get("authorization"), request.cookies.get(COOKIE)):
-        raise HTTPException(
-            401,
-            "not logged in: open the login URL `hearth serve` printed, "
-            "or send Authorization: Bearer <$HEARTH_HOME/server.token>",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
 
 
 def workspace_path(request: Request, workspace: str | None) -> Path:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from workhearth.server.schemas import ID_MAX, PATH_MAX, TaskStatus, errors
 from workhearth.server.tasks import Task, TaskConflict, TaskManager
 
-# Why no auth dependency here: create_app includes this router behind require_auth.
+# Why no auth dependency here: create_app serves every /v1/ path behind RequireLogin.
 router = APIRouter(prefix="/v1/tasks", tags=["tasks"])
 SessionId = Annotated[str, Path(max_length=ID_MAX, description="The task's session id.")]
 CallId = Annotated[str, Path(max_length=ID_MAX, description="The tool call awaiting approval.")]
