@@ -13,7 +13,7 @@ server that falls behind shows it (no coordinated omission). The client is plain
 asyncio over keep-alive connections; each row says how much of a core it used
 (``client_cpu``), so a generator at its limit would show.
 
-    python bench/server_load.py [--duration 10] [--rate 200] [--connections 32] [--out FILE]
+    python bench/server_load.py [--runs 3] [--duration 10] [--rate 200] [--connections 32] [--out FILE]
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import json
 import os
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -354,16 +355,8 @@ def stop(proc: subprocess.Popen[str]) -> None:
         proc.wait()
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--duration", type=float, default=10.0, help="seconds per phase")
-    ap.add_argument("--rate", type=float, default=200.0, help="offered searches per second")
-    ap.add_argument("--save-rate", type=float, default=20.0, help="offered saves per second")
-    ap.add_argument("--connections", type=int, default=32)
-    ap.add_argument("--entries", type=int, default=500, help="memory entries seeded first")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "server_load.json")
-    args = ap.parse_args()
-
+def one_run(args: argparse.Namespace) -> dict[str, Any]:
+    """Seed a fresh home, run every phase against a fresh server, check the saves."""
     root = Path(tempfile.mkdtemp(prefix="hearth-load-"))
     home, workspace = root / "home", root / "workspace"
     workspace.mkdir(parents=True)
@@ -378,8 +371,6 @@ def main() -> None:
         d, c = args.duration, args.connections
         mix = [("search", args.rate), ("save", args.save_rate)]
         result: dict[str, Any] = {
-            "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()},
-            "cpus": os.cpu_count(),
             "fixed_rate": {
                 "hearth": asyncio.run(fixed_rate(target, mix, d, c)),
                 "bare": asyncio.run(fixed_rate(bare_target, [("bare", args.rate)], d, c))["bare"],
@@ -408,8 +399,13 @@ def main() -> None:
             lost.append(entry_id)
     result["saves"] = {"acknowledged": len(target.saved), "lost": len(lost)}
     result["failures"] = dict(target.failures + bare_target.failures)
+    result["targets"] = targets(result)
+    return result
+
+
+def targets(result: dict[str, Any]) -> dict[str, Any]:
     sat = result["saturation"]
-    result["targets"] = {
+    return {
         "fixed_rate_search_p99_ms_le_50": result["fixed_rate"]["hearth"]["search"]["p99_ms"] <= 50,
         "fixed_rate_no_errors": all(
             v["errors"] == 0 for v in result["fixed_rate"]["hearth"].values()
@@ -418,32 +414,94 @@ def main() -> None:
         "search_saturation_vs_bare": round(sat["search"]["rps"] / sat["bare"]["rps"], 3)
         if sat["bare"]["rps"]
         else None,
-        "zero_lost_saves": not lost,
+        "zero_lost_saves": result["saves"]["lost"] == 0,
     }
 
-    rows = [
-        ("fixed rate", "search (hearth)", result["fixed_rate"]["hearth"]["search"]),
-        ("fixed rate", "save (hearth)", result["fixed_rate"]["hearth"]["save"]),
-        ("fixed rate", "bare route", result["fixed_rate"]["bare"]),
-        ("saturation", "search (hearth)", sat["search"]),
-        ("saturation", "info (hearth)", sat["info"]),
-        ("saturation", "save (hearth)", sat["save"]),
-        ("saturation", "bare route", sat["bare"]),
-        ("in-process", "library search", result["library_search"]),
-    ]
+
+ROWS = [
+    ("fixed rate", "search (hearth)", ("fixed_rate", "hearth", "search")),
+    ("fixed rate", "save (hearth)", ("fixed_rate", "hearth", "save")),
+    ("fixed rate", "bare route", ("fixed_rate", "bare")),
+    ("saturation", "search (hearth)", ("saturation", "search")),
+    ("saturation", "info (hearth)", ("saturation", "info")),
+    ("saturation", "save (hearth)", ("saturation", "save")),
+    ("saturation", "bare route", ("saturation", "bare")),
+    ("in-process", "library search", ("library_search",)),
+]
+FIGURES = ("rps", "p50_ms", "p99_ms", "errors")
+
+
+def _at(result: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    for k in keys:
+        result = result[k]
+    return result
+
+
+def median_of(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Each row's figures, each the median over the runs (a figure's runs, not one run's)."""
+    out: dict[str, Any] = {}
+    for _, _, keys in ROWS:
+        rows = [_at(r, keys) for r in runs]
+        name = ".".join((keys[0], keys[-1])) if len(keys) > 1 else keys[0]
+        out[name] = {f: statistics.median(row[f] for row in rows) for f in FIGURES}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--duration", type=float, default=10.0, help="seconds per phase")
+    ap.add_argument("--rate", type=float, default=200.0, help="offered searches per second")
+    ap.add_argument("--save-rate", type=float, default=20.0, help="offered saves per second")
+    ap.add_argument("--connections", type=int, default=32)
+    ap.add_argument("--entries", type=int, default=500, help="memory entries seeded first")
+    ap.add_argument("--runs", type=int, default=3, help="whole runs; the table shows medians")
+    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "server_load.json")
+    args = ap.parse_args()
+
+    runs = []
+    for i in range(args.runs):
+        print(f"run {i + 1} of {args.runs}", file=sys.stderr, flush=True)
+        runs.append(one_run(args))
+    median = median_of(runs)
+    sat_search, sat_bare = median["saturation.search"]["rps"], median["saturation.bare"]["rps"]
+    median_targets = {
+        "fixed_rate_search_p99_ms_le_50": median["fixed_rate.search"]["p99_ms"] <= 50,
+        "fixed_rate_no_errors": all(r["targets"]["fixed_rate_no_errors"] for r in runs),
+        "search_saturation_vs_bare": round(sat_search / sat_bare, 3) if sat_bare else None,
+        "search_saturation_ge_half_bare": sat_search >= 0.5 * sat_bare,
+        "zero_lost_saves": all(r["saves"]["lost"] == 0 for r in runs),
+    }
     head = f"{'phase':12}{'what':18}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'errors':>8}"
-    print(head + f"{'client cpu':>12}")
-    for phase, what, r in rows:
+    print(f"median of {args.runs} runs")
+    print(head)
+    for (phase, what, _), row in zip(ROWS, median.values(), strict=True):
         print(
-            f"{phase:12}{what:18}{r['rps']:>10}{r['p50_ms']:>10}{r['p99_ms']:>10}{r['errors']:>8}"
-            f"{r.get('client_cpu', ''):>12}"
+            f"{phase:12}{what:18}{row['rps']:>10}{row['p50_ms']:>10}{row['p99_ms']:>10}"
+            f"{row['errors']:>8}"
         )
-    print(f"saves acknowledged {len(target.saved)}, lost {len(lost)}")
-    for why, n in result["failures"].items():
-        print(f"failed {n}x: {why}")
-    print("targets: " + ", ".join(f"{k}={v}" for k, v in result["targets"].items()))
+    acknowledged = sum(r["saves"]["acknowledged"] for r in runs)
+    lost = sum(r["saves"]["lost"] for r in runs)
+    print(f"saves acknowledged {acknowledged}, lost {lost}")
+    print(
+        "saturation search / bare, each run: "
+        + ", ".join(str(r["targets"]["search_saturation_vs_bare"]) for r in runs)
+    )
+    for r in runs:
+        for why, n in r["failures"].items():
+            print(f"failed {n}x: {why}")
+    print("targets (medians): " + ", ".join(f"{k}={v}" for k, v in median_targets.items()))
+    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    out = {
+        "config": config,
+        "cpus": os.cpu_count(),
+        "load_average": os.getloadavg(),
+        "median": median,
+        "median_targets": median_targets,
+        "saves": {"acknowledged": acknowledged, "lost": lost},
+        "runs": runs,
+    }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    args.out.write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {args.out}", file=sys.stderr)
 
 
