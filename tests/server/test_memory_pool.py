@@ -7,6 +7,7 @@ import threading
 import time
 
 import orjson
+import pytest
 
 from tests.server.conftest import Served
 
@@ -108,3 +109,33 @@ def test_the_running_server_keeps_what_it_built_out_of_collections(served: Serve
     r = served.api.post("/v1/memory", json={"content": "Collections stay short"})
     assert r.status_code == 201
     assert gc.get_freeze_count() > 10_000
+
+
+def test_a_search_never_waits_for_a_save_holding_the_layer_lock(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Searches run on the event loop: one that waited on the layer lock would stall the
+    whole server for as long as a save (say, ``hearth run`` in another process, on a
+    slow disk) holds it."""
+    import workhearth.memory.api as memory_api
+    from workhearth.memory.meta import EntryMeta
+
+    monkeypatch.setattr(memory_api, "REFRESH_SECONDS", 0.0)  # every read "due" a refresh
+    served.api.post("/v1/memory", json={"content": "The invoice run is on Fridays"})
+    assert _search(served, "invoice")
+    store = served.library().memory.store("project")
+    results: dict[str, object] = {}
+    with store.locked():
+        # Another process's save caught half-way: its meta written, its Markdown line not yet.
+        store.meta.put("m-zzzzzzzz", EntryMeta())
+        store.meta.save()
+        searcher = threading.Thread(
+            target=lambda: results.update(search=served.api.get("/v1/memory/search?q=invoice"))
+        )
+        searcher.start()
+        searcher.join(timeout=10)
+        answered = not searcher.is_alive()
+    searcher.join(timeout=30)
+    assert answered, "the search waited for the layer lock"
+    assert results["search"].status_code == 200  # type: ignore[attr-defined]
+    assert [h["text"] for h in results["search"].json()["results"]]  # type: ignore[attr-defined]

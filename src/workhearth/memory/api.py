@@ -59,9 +59,18 @@ RACY_NS = 10_000_000
 
 class Memory:
     def __init__(
-        self, paths: HearthPaths, workspace: Path, config: MemoryConfig | None = None
+        self,
+        paths: HearthPaths,
+        workspace: Path,
+        config: MemoryConfig | None = None,
+        *,
+        autorefresh: bool = True,
     ) -> None:
+        """``autorefresh=False``: reads never bring the index up to date by themselves
+        (which may wait on the layer lock while a save holds it); the owner calls
+        :meth:`sync` when it chooses (``hearth serve``'s event-loop reader)."""
         self.config = config or MemoryConfig()
+        self._autorefresh = autorefresh
         self._folders: dict[Layer, Path] = {
             "user": paths.user_awareness,
             "project": paths.project_awareness(workspace),
@@ -108,7 +117,7 @@ class Memory:
         return total
 
     def _refresh(self) -> None:
-        if time.monotonic() >= self._fresh_until:
+        if self._autorefresh and time.monotonic() >= self._fresh_until:
             self.index()
 
     def stale(self) -> bool:

@@ -168,7 +168,9 @@ class MemoryPool:
 
     def open_reader(self, workspace: Path) -> Memory:
         """A new reader of ``workspace``, synced (run it in a worker thread), for :meth:`adopt`."""
-        memory = Memory(self.config.paths, workspace, self.config.memory)
+        # Why no autorefresh: on the loop, a read must never wait on the layer lock
+        # (a save in progress holds it); loop_reader syncs it when nobody writes.
+        memory = Memory(self.config.paths, workspace, self.config.memory, autorefresh=False)
         try:
             memory.sync()
         except BaseException:
