@@ -264,3 +264,19 @@ def test_the_mcp_face_acts_for_the_token_s_user_on_either_server(
     assert bob_delete.is_error and "no such memory entry" in bob_delete.content[0].text
     rest = httpx.get(f"{a.url}/v1/memory", headers=h["ann"]).json()["entries"]
     assert [e["content"] for e in rest] == ["会议室在三楼"]
+
+
+def test_the_team_server_keeps_what_it_built_out_of_collections(pg_url: str) -> None:
+    """As the local server: a full collection over the loaded modules would stall every
+    request; the team server freezes what exists once it is built, and lets go at stop."""
+    import gc
+
+    from fastapi.testclient import TestClient
+
+    from workhearth.server.team import create_team_app
+
+    before = gc.get_freeze_count()
+    with TestClient(create_team_app(PgBank(pg_url)), base_url="http://127.0.0.1:8765") as client:
+        assert gc.get_freeze_count() > before + 10_000
+        assert client.get("/v1/memory/search?q=x").status_code == 401
+    assert gc.get_freeze_count() == before

@@ -13,7 +13,7 @@ import gc
 import importlib
 import logging
 import sys
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Annotated, Any
@@ -76,6 +76,23 @@ def _optional(module: str) -> ModuleType | None:
         return None
 
 
+@contextlib.contextmanager
+def frozen_heap() -> Iterator[None]:
+    """While a server runs, what existed when it was built is left out of collections.
+
+    Why: a full collection walked the ~130k objects of the loaded modules and app
+    (FastAPI, pydantic, MCP) every few saves, ~50 ms with the GIL held: the whole
+    server stalled, and that was the search p99 under saves (bench/server_load.py).
+    What exists once the server is built lives as long as it does.
+    """
+    gc.collect()
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 def create_app(
     config: Config,
     *,
@@ -111,18 +128,11 @@ def create_app(
         # saves/s went from ~56 to ~49 ms at 1 ms (bench/server_load.py).
         interval = sys.getswitchinterval()
         sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
-        # Why: a full collection walked the ~130k objects of the loaded modules and
-        # app (FastAPI, pydantic, MCP) every few saves, ~50 ms with the GIL held:
-        # the whole server stalled, and that was the search p99 under saves
-        # (bench/server_load.py). What exists once the server is built lives as
-        # long as it does: frozen, collections skip it.
-        gc.collect()
-        gc.freeze()
         try:
-            async with mcp_app.lifespan():
-                yield
+            with frozen_heap():
+                async with mcp_app.lifespan():
+                    yield
         finally:
-            gc.unfreeze()
             sys.setswitchinterval(interval)
             if app.state.tasks is not None:
                 app.state.tasks.close()
@@ -342,4 +352,4 @@ def _install_web(app: FastAPI) -> None:
         return HTMLResponse(_PLACEHOLDER)
 
 
-__all__ = ["ErrorOut", "create_app", "describe", "status_of"]
+__all__ = ["ErrorOut", "create_app", "describe", "frozen_heap", "status_of"]

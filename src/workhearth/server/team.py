@@ -187,15 +187,16 @@ def create_team_app(
 ) -> FastAPI:
     """The team bank server over ``bank``; ``extra_hosts``: Host names besides localhost."""
     from workhearth.mcp.team import TeamMCPEndpoint
-    from workhearth.server.app import _install_error_handlers
+    from workhearth.server.app import _install_error_handlers, frozen_heap
 
     mcp = TeamMCPEndpoint(bank)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         try:
-            async with mcp.lifespan():
-                yield
+            with frozen_heap():
+                async with mcp.lifespan():
+                    yield
         finally:
             if close_bank:
                 bank.close()
