@@ -140,12 +140,9 @@ class EntryTable(MutableMapping[str, EntryMeta]):
         """Tag → (position, entry id) of the entries carrying it, in order (nothing parsed)."""
         out: dict[str, list[tuple[int, str]]] = {}
         for pos, (entry_id, value) in enumerate(self._items.items()):
-            tags = value.get("tags") if type(value) is dict else value.tags  # type: ignore[union-attr]
-            if not tags or type(tags) is not list:
-                continue
+            tags = _tags(value.get("tags")) if type(value) is dict else value.tags  # type: ignore[union-attr]
             for tag in dict.fromkeys(tags):
-                if type(tag) is str:
-                    out.setdefault(tag, []).append((pos, entry_id))
+                out.setdefault(tag, []).append((pos, entry_id))
         return out
 
     def stored(self) -> dict[str, dict[str, Any]]:

@@ -38,7 +38,7 @@ import math
 import re
 import sqlite3
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from workhearth.errors import UsageError
 from workhearth.memory.text import (
@@ -90,17 +90,12 @@ class Hit:
 
     def as_dict(self) -> dict[str, object]:
         # Why not dataclasses.asdict: its deep copy cost more than the search (six hits).
-        return {
-            "path": self.path,
-            "line_start": self.line_start,
-            "line_end": self.line_end,
-            "text": self.text,
-            "score": self.score,
-            "level": self.level,
-            "entry_id": self.entry_id,
-            "layer": self.layer,
-            "tags": list(self.tags),
-        }
+        out: dict[str, object] = {name: getattr(self, name) for name in _HIT_FIELDS}
+        out["tags"] = list(self.tags)
+        return out
+
+
+_HIT_FIELDS = tuple(f.name for f in fields(Hit))
 
 
 def _trigram_match(term: str) -> str:

@@ -165,17 +165,13 @@ def origin_allowed(origin: str, host: str) -> bool:
 _NO_BODY_METHODS = frozenset({"GET", "HEAD"})
 
 
-def _guarded_headers(scope: Scope) -> tuple[str, str | None, str | None]:
-    """Host, Origin and Content-Length of a request (the first of each; ASGI names are lower case)."""
-    host = origin = length = None
+def _first_headers(scope: Scope, *names: bytes) -> list[str | None]:
+    """The first value of each named header (ASGI names are lower case), as Starlette reads them."""
+    found: dict[bytes, str] = {}
     for name, value in scope["headers"]:
-        if name == b"host" and host is None:
-            host = value.decode("latin-1")
-        elif name == b"origin" and origin is None:
-            origin = value.decode("latin-1")
-        elif name == b"content-length" and length is None:
-            length = value.decode("latin-1")
-    return host or "", origin, length
+        if name in names and name not in found:
+            found[name] = value.decode("latin-1")
+    return [found.get(name) for name in names]
 
 
 SECURITY_HEADERS = [
@@ -208,7 +204,8 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        host, origin, length = _guarded_headers(scope)
+        host, origin, length = _first_headers(scope, b"host", b"origin", b"content-length")
+        host = host or ""
         if not host_allowed(host, self.extra_hosts):
             await _reply(send, 421, "this server answers only to localhost (Host header refused)")
             return
@@ -269,16 +266,7 @@ class RequireLogin:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"].startswith(self.prefix):
-            authorization = cookies = None
-            for name, value in scope["headers"]:
-                if name == b"authorization" and authorization is None:
-                    authorization = value.decode("latin-1")
-                elif name == b"cookie":
-                    cookies = (
-                        f"{cookies}; {value.decode('latin-1')}"
-                        if cookies
-                        else value.decode("latin-1")
-                    )
+            authorization, cookies = _first_headers(scope, b"authorization", b"cookie")
             if not self.auth.allowed(authorization, _cookie(cookies)):
                 await _reply(send, 401, NOT_LOGGED_IN, [(b"www-authenticate", b"Bearer")])
                 return
