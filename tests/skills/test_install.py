@@ -70,8 +70,12 @@ def test_a_skill_archive_with_skill_md_at_the_top(tmp_path: Path) -> None:
         ({"demo/SKILL.md": SKILL.format(name="demo"), "../evil.txt": "x"}, {}, "climbs out"),
         ({"demo/SKILL.md": SKILL.format(name="demo"), "demo/../../x": "x"}, {}, "climbs out"),
         ({"demo/SKILL.md": SKILL.format(name="demo"), "/etc/evil": "x"}, {}, "absolute"),
-        ({"demo/SKILL.md": SKILL.format(name="demo")}, {"demo/l": "../../etc/passwd"}, "links out"),
-        ({"demo/SKILL.md": SKILL.format(name="demo")}, {"demo/l": "/etc/passwd"}, "links out"),
+        ({"demo/SKILL.md": SKILL.format(name="demo")}, {"demo/l": "../../etc/passwd"}, "is a link"),
+        ({"demo/SKILL.md": SKILL.format(name="demo")}, {"demo/l": "/etc/passwd"}, "is a link"),
+        # Even a link that stays inside: a skill needs none, and chains of them climb out.
+        ({"demo/SKILL.md": SKILL.format(name="demo")}, {"demo/l": "SKILL.md"}, "is a link"),
+        ({"SKILL.md": SKILL.format(name="c")}, {"a/b": "..", "x": "a/b/..", "y": "x/.."}, "'a/b'"),
+        ({"demo/SKILL.md": SKILL.format(name="demo"), "demo/./SKILL.md": "x"}, {}, "twice"),
         ({"demo/SKILL.md": "---\nname: demo\n---\n"}, {}, "missing required field 'description'"),
         ({"demo/readme.txt": "no skill"}, {}, "no SKILL.md"),
     ],
@@ -114,6 +118,39 @@ def test_a_folder_with_a_link_out_is_refused(tmp_path: Path) -> None:
     skill = lib_for(tmp_path).install(src)
     assert (skill.path / "notes.txt").read_text() == "inside"
     assert not (skill.path / "notes.txt").is_symlink()
+
+
+def test_an_archive_keeps_executable_bits_and_makes_everything_private(tmp_path: Path) -> None:
+    archive = tmp_path / "tool.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("tool/SKILL.md", SKILL.format(name="tool"))
+        run = zipfile.ZipInfo("tool/scripts/run.sh")
+        run.external_attr = (stat.S_IFREG | 0o755) << 16
+        zf.writestr(run, "#!/bin/sh\necho hi\n")
+        zf.writestr(zipfile.ZipInfo("tool/assets/"), "")
+    skill = lib_for(tmp_path).install(archive)
+    assert stat.S_IMODE((skill.path / "scripts/run.sh").stat().st_mode) == 0o700
+    assert stat.S_IMODE((skill.path / "SKILL.md").stat().st_mode) == 0o600
+    assert stat.S_IMODE((skill.path / "assets").stat().st_mode) == 0o700
+
+
+def test_a_skill_named_like_a_built_in_needs_force(tmp_path: Path) -> None:
+    builtin = tmp_path / "builtin" / "docx"
+    builtin.mkdir(parents=True)
+    (builtin / "SKILL.md").write_text(SKILL.format(name="docx"))
+    lib = SkillLibrary(
+        HearthPaths(tmp_path / "home"),
+        tmp_path,
+        user_home=None,
+        workspace_authorized=False,
+        builtin_dir=tmp_path / "builtin",
+    )
+    archive = make_zip(tmp_path / "docx.zip", {"docx/SKILL.md": SKILL.format(name="docx")})
+    with pytest.raises(HearthError, match=r"built in.*--force"):
+        lib.install(archive)
+    assert not (tmp_path / "home").exists()
+    assert lib.install(archive, force=True).source == "user"
+    assert lib.get("docx").path == tmp_path / "home/skills/docx"
 
 
 def test_an_installed_skill_is_replaced_only_with_force(tmp_path: Path) -> None:

@@ -149,11 +149,23 @@ def render(
 @app.command()
 def install(
     path: Annotated[Path, typer.Argument(metavar="PATH", help="A skill folder, .zip or .skill.")],
-    force: Annotated[bool, typer.Option(help="Replace an installed skill of that name.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option(help="Replace an installed skill of that name, or hide a built-in one."),
+    ] = False,
 ) -> None:
-    """Validate a skill and copy it into $HEARTH_HOME/skills."""
-    skill = _library().install(path, force=force)
+    """Validate a skill and copy it into $HEARTH_HOME/skills (links and devices refused)."""
+    from workhearth.skills.install import is_builtin
+
+    lib = _library()
+    skill = lib.install(path, force=force)
     print(f"installed {skill.name} at {skill.path}")
+    if is_builtin(skill.path.name, lib.builtin_dir):
+        print(
+            f"hearth: warning: skill {skill.path.name!r} now hides the built-in skill "
+            "of that name (remove it to use the built-in one again)",
+            file=sys.stderr,
+        )
 
 
 @app.command()
