@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from workhearth.agent.fences import Access, Fences
 from workhearth.errors import HearthError, NotFoundError, UsageError
 from workhearth.fsutil import write_all
 
@@ -91,14 +92,16 @@ def lexical(parts: Sequence[str], shown: str) -> list[str]:
 
 
 class Confinement:
-    """Authorized roots, protected folders, and the race-free walk between them."""
+    """Authorized roots, protected folders, the mode's fences, and the race-free walk."""
 
     def __init__(
         self,
         roots: Sequence[str | Path],
         *,
         protected: Sequence[str | Path] = (),
+        fences: Fences | None = None,
     ) -> None:
+        self.fences = fences if fences is not None else Fences()
         if not roots:
             raise UsageError("no authorized folder: add one with `hearth workspace add DIR`")
         self.roots = tuple(Root(Path(os.path.abspath(r)), Path(os.path.realpath(r))) for r in roots)
@@ -176,18 +179,49 @@ class Confinement:
         st = os.fstat(fd)
         if (st.st_dev, st.st_ino) in self._protected:
             raise PathDenied(f"{shown}: workhearth's own data folder is off limits")
+        # Why: a second spelling (a bind mount) of a hidden folder is the same inode.
+        fence = self.fences.by_id(st.st_dev, st.st_ino)
+        if fence is not None and fence.kind == "hidden":
+            self.fences.check(fence, shown, "meta", False)
+
+    def spellings(self, root: Root, parts: Sequence[str]) -> list[tuple[str, ...]]:
+        """``parts`` under ``root`` as absolute components, as given and as real."""
+        given = (*root.path.parts[1:], *parts)
+        real = (*root.real.parts[1:], *parts)
+        return [given] if given == real else [given, real]
+
+    def _fenced(
+        self, root: Root, parts: Sequence[str], shown: str, access: Access, credentials_ok: bool
+    ) -> None:
+        if not self.fences:
+            return
+        where = self.spellings(root, parts)
+        self.fences.check(self.fences.at(where), shown, access, credentials_ok)
+        if access == "delete":
+            inside = self.fences.below(where)
+            if inside is not None and inside.kind != "credentials":
+                raise PathDenied(f"{shown} holds {inside.path}, which quest mode protects")
 
     def _resolve(
-        self, path: str | Path, *, follow_last: bool, make_parents: bool = False
+        self,
+        path: str | Path,
+        *,
+        follow_last: bool,
+        make_parents: bool = False,
+        access: Access = "meta",
+        credentials_ok: bool = False,
     ) -> tuple[int, str | None, Root, list[str]]:
         """Walk to the parent of ``path``: ``(parent_fd, name, root, parts)``.
 
         ``name`` is None when the path is the root itself (then ``parent_fd`` is
-        the root's). The caller owns ``parent_fd``.
+        the root's). The caller owns ``parent_fd``. Every hop (each link followed)
+        is checked against the fences for ``access`` before anything is walked or
+        made, so a refused write creates no folder on the way.
         """
         shown = os.fspath(path)
         root, parts = self._split(path)
         for _hop in range(MAX_LINKS):
+            self._fenced(root, parts, shown, access, credentials_ok)
             step = self._walk_parents(self._open_root(root), root, parts, shown, make_parents)
             if isinstance(step, tuple):
                 root, parts = step
@@ -238,13 +272,29 @@ class Confinement:
         os.close(fd)
         return root.path.joinpath(*parts)
 
+    def _credentials_by_id(self, fd: int, shown: str, credentials_ok: bool) -> None:
+        """Refuse reading ``fd`` when it is (the inode of) a credential store."""
+        st = os.fstat(fd)
+        fence = self.fences.by_id(st.st_dev, st.st_ino)
+        if fence is not None and fence.kind == "credentials":
+            self.fences.check(fence, shown, "read", credentials_ok)
+
     # -------------------------------------------------------------- opening
-    def _open_final(self, path: str | Path, flags: int) -> tuple[int, str]:
-        """Open the final component (links followed inside the roots); ``(fd, shown)``."""
+    def _open_final(
+        self, path: str | Path, flags: int, *, credentials_ok: bool = False
+    ) -> tuple[int, str, Root, list[str]]:
+        """Open the final component for reading (links followed inside the roots).
+
+        ``(fd, shown, root, parts)``; ``credentials_ok`` lets a credential store be
+        read (the user said yes).
+        """
         shown = os.fspath(path)
         for _attempt in range(MAX_LINKS):
-            pfd, name, _root, _parts = self._resolve(path, follow_last=True)
+            pfd, name, root, parts = self._resolve(
+                path, follow_last=True, access="read", credentials_ok=credentials_ok
+            )
             try:
+                self._credentials_by_id(pfd, shown, credentials_ok)
                 if name is None:
                     fd = os.dup(pfd)
                 else:
@@ -258,10 +308,11 @@ class Confinement:
                         raise
                 try:
                     self._guard(fd, shown)
+                    self._credentials_by_id(fd, shown, credentials_ok)
                 except BaseException:
                     os.close(fd)
                     raise
-                return fd, shown
+                return fd, shown, root, parts
             finally:
                 os.close(pfd)
         raise PathDenied(f"{shown}: too many levels of links")

@@ -19,6 +19,7 @@ from workhearth.agent import scratch
 from workhearth.agent.approval import ApprovalRequest, Approver, Gate, Policy, TerminalApprover
 from workhearth.agent.audit import AuditLog
 from workhearth.agent.compact import Compactor
+from workhearth.agent.fences import fences_for
 from workhearth.agent.loop import Agent, Limits, Listener, RunResult, ToolEvent
 from workhearth.agent.retention import sweep_if_due
 from workhearth.agent.safefs import SafeFS
@@ -236,8 +237,15 @@ def build_agent(
     check_model(wh, pinned)
     router = Router.from_config(models, pinned=pinned, tier=_tier(state.tier))
     workspaces = Workspaces(wh.paths, current=wh.workspace)
-    fs = SafeFS(workspaces.roots(), trash=Trash(wh.paths.trash), protected=workspaces.protected())
     policy = Policy.from_config(wh.config.raw, str(wh.config.paths.config_file))
+    roots = workspaces.roots()
+    fs = SafeFS(
+        roots,
+        trash=Trash(wh.paths.trash),
+        protected=workspaces.protected(),
+        # Why (issue 17): every tool refuses what quest hides, not only the shell.
+        fences=fences_for(mode, roots, opts.env, policy.hide),
+    )
     approver = opts.approver or TerminalApprover(opts.stdin, opts.stderr, yes=opts.yes)
     sandbox = None
     if mode == "quest":
@@ -247,7 +255,10 @@ def build_agent(
     if mode != "ask" and opts.snapshot is None:
         # Why (DESIGN §5 Shell): the user's shell is captured at session start, so a
         # broken or slow rc file is reported before any work, not mid-task.
-        opts.snapshot = capture(wh.paths, str(wh.workspace), opts.env)
+        # Why: a quest's commands must not see the keys in the user's environment.
+        opts.snapshot = capture(
+            wh.paths, str(wh.workspace), opts.env, withhold=mode == "quest", keep=policy.env
+        )
         if opts.snapshot.warning and opts.stderr is not None:
             print(f"hearth: {opts.snapshot.warning}", file=opts.stderr)
     # Why: a resumed session keeps its active skill (and that skill's allowed-tools).

@@ -28,6 +28,10 @@ Rules, in order:
   are refused even when they lie inside a root, by device and inode, so no
   spelling or link reaches them.
 * Walks (``walk``, ``glob``) report links but never descend through them.
+* The mode's *fences* (see :mod:`.fences`): in quest mode what quest hides is
+  refused to every operation and left out of walks, and paths that run code
+  later may be read but not changed or created; in ask and agent mode a
+  credential store is read only with the user's yes (``credentials_ok``).
 
 Known limits: a **hard link** inside a root to a file outside it is the same
 inode, indistinguishable from a regular file, so reading it reads the outside
@@ -49,6 +53,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from workhearth.agent import openat as fdw
+from workhearth.agent.fences import Fences
 from workhearth.agent.openat import MAX_LINKS, PathDenied, Root
 from workhearth.errors import NotFoundError, UsageError
 from workhearth.trash import Trash, TrashItem
@@ -87,17 +92,23 @@ class SafeFS(fdw.Confinement):
         *,
         trash: Trash | None = None,
         protected: Sequence[str | Path] = (),
+        fences: Fences | None = None,
         max_read: int = DEFAULT_MAX_READ,
     ) -> None:
-        super().__init__(roots, protected=protected)
+        super().__init__(roots, protected=protected, fences=fences)
         self.trash = trash
         self.max_read = max_read
 
     # -------------------------------------------------------------- reading
     @contextlib.contextmanager
-    def open_read(self, path: str | Path) -> Iterator[BinaryIO]:
-        """A regular file opened for reading (streams, for files of any size)."""
-        fd, shown = self._open_final(path, fdw.FILE_FLAGS)
+    def open_read(self, path: str | Path, *, credentials_ok: bool = False) -> Iterator[BinaryIO]:
+        """A regular file opened for reading (streams, for files of any size).
+
+        ``credentials_ok``: the user agreed to this read of a credential store.
+        """
+        fd, shown, _root, _parts = self._open_final(
+            path, fdw.FILE_FLAGS, credentials_ok=credentials_ok
+        )
         fdw.regular_file(fd, shown)
         with os.fdopen(fd, "rb") as fh:
             yield fh
@@ -164,7 +175,7 @@ class SafeFS(fdw.Confinement):
         shown = os.fspath(path)
         for _attempt in range(MAX_LINKS):
             pfd, name, _root, _parts = self._resolve(
-                path, follow_last=True, make_parents=make_parents
+                path, follow_last=True, make_parents=make_parents, access="write"
             )
             try:
                 if name is None:
@@ -185,7 +196,9 @@ class SafeFS(fdw.Confinement):
 
     def mkdir(self, path: str | Path) -> None:
         """Create a folder and its missing parents (no error when it exists)."""
-        pfd, name, _root, _parts = self._resolve(path, follow_last=True, make_parents=True)
+        pfd, name, _root, _parts = self._resolve(
+            path, follow_last=True, make_parents=True, access="write"
+        )
         try:
             if name is not None:
                 with contextlib.suppress(FileExistsError):
@@ -200,7 +213,7 @@ class SafeFS(fdw.Confinement):
         """Move a file, folder or link (never a link's target) to the trash."""
         if self.trash is None:
             raise UsageError("deleting needs a trash folder")
-        pfd, name, root, parts = self._resolve(path, follow_last=False)
+        pfd, name, root, parts = self._resolve(path, follow_last=False, access="delete")
         try:
             if name is None:
                 raise PathDenied(f"{path} is an authorized folder itself; it cannot be deleted")
@@ -216,9 +229,6 @@ class SafeFS(fdw.Confinement):
             os.close(pfd)
 
     # ------------------------------------------------------------- listing
-    def _open_dir(self, path: str | Path) -> int:
-        return self._open_final(path, fdw.DIR_FLAGS)[0]
-
     def list_dir(self, path: str | Path = ".") -> list[WalkEntry]:
         return list(self.walk(path, max_depth=0))
 
@@ -229,17 +239,33 @@ class SafeFS(fdw.Confinement):
         skip: frozenset[str] = frozenset(),
         max_depth: int = MAX_DEPTH,
     ) -> Iterator[WalkEntry]:
-        """Everything under ``path``, sorted by name per folder; links are listed, not entered."""
+        """Everything under ``path``, sorted by name per folder; links are listed, not entered.
+
+        What the mode fences off from reading (see :mod:`.fences`) is left out.
+        """
         try:
-            fd = self._open_dir(path)
+            fd, _shown, root, parts = self._open_final(path, fdw.DIR_FLAGS)
         except OSError as exc:
             if exc.errno == errno.ENOTDIR:
                 raise UsageError(f"{path} is not a folder") from None
             raise
-        yield from self._walk_fd(fd, "", skip, min(max_depth, MAX_DEPTH))
+        yield from self._walk_fd(fd, "", skip, min(max_depth, MAX_DEPTH), (root, parts))
+
+    def _fenced_entry(self, at: tuple[Root, list[str]], rel: str, st: os.stat_result) -> bool:
+        """True when a walk must leave this entry out (a hidden path or credential store)."""
+        if not self.fences:
+            return False
+        root, parts = at
+        fence = self.fences.exactly(self.spellings(root, [*parts, *rel.split("/")]))
+        return self.fences.skipped(fence or self.fences.by_id(st.st_dev, st.st_ino))
 
     def _walk_fd(
-        self, fd: int, prefix: str, skip: frozenset[str], depth: int
+        self,
+        fd: int,
+        prefix: str,
+        skip: frozenset[str],
+        depth: int,
+        at: tuple[Root, list[str]],
     ) -> Iterator[WalkEntry]:
         try:
             with os.scandir(fd) as it:
@@ -250,6 +276,8 @@ class SafeFS(fdw.Confinement):
                     st = e.stat(follow_symlinks=False)
                 except OSError:
                     continue  # vanished while listing
+                if self._fenced_entry(at, rel, st):
+                    continue
                 kind = fdw.kind_of(st.st_mode)
                 yield WalkEntry(rel, kind, st.st_size, st.st_mtime)
                 if kind != "dir" or depth <= 0 or e.name in skip:
@@ -262,7 +290,7 @@ class SafeFS(fdw.Confinement):
                 if (sub_st.st_dev, sub_st.st_ino) in self._protected:
                     os.close(sub)
                     continue
-                yield from self._walk_fd(sub, rel + "/", skip, depth - 1)
+                yield from self._walk_fd(sub, rel + "/", skip, depth - 1, at)
         finally:
             os.close(fd)
 

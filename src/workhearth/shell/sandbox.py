@@ -5,7 +5,9 @@ folders and a private temp dir mounted at ``/tmp``. Hidden paths (hearth's own
 home, the user's credential stores, ``[quest] hide``) are covered: a folder by
 an empty read-only tmpfs, a file by ``/dev/null``; what commands need from
 hearth's home (the session's shell snapshot, the skills folder) is bound back
-read-only on top. Each authorized folder's existing ``.hearth/`` is read-only.
+read-only on top. Each authorized folder's existing ``.hearth/`` is read-only, and
+so are the other existing paths that run code later (``frozen``, see
+:mod:`workhearth.shell.protected`).
 The network stays unless ``network`` is off (``--unshare-net``); process and
 IPC namespaces are private, so a command can neither see nor signal the user's
 other processes; every capability is dropped, so even root inside cannot
@@ -13,7 +15,7 @@ remount ``/`` writable (it can without ``--cap-drop ALL``).
 
 bubblewrap applies mounts in argument order, and a later mount covers an
 earlier one. Hence the order in :meth:`Sandbox.argv`: writable binds, then the
-read-only ``.hearth/`` binds, then the hiding mounts (so hiding wins even
+read-only ``frozen`` binds, then the hiding mounts (so hiding wins even
 inside an authorized folder), then the read-only re-binds into hidden folders,
 and last the read-only remount of each hiding tmpfs.
 
@@ -127,9 +129,10 @@ def sandbox_available(search_path: str | None = None) -> bool:
 class Sandbox:
     """How a confined command sees the machine.
 
-    ``writable`` folders plus ``temp_dir`` as ``/tmp`` may be written. ``hidden``
-    paths are covered (see the module doc), ``exposed`` paths inside them are
-    bound back read-only, and ``network`` False cuts the network. ``temp_dir``
+    ``writable`` folders plus ``temp_dir`` as ``/tmp`` may be written, except the
+    existing ``frozen`` paths in them (and each folder's ``.hearth/``), bound
+    read-only. ``hidden`` paths are covered (see the module doc), ``exposed``
+    paths inside them are bound back read-only, and ``network`` False cuts the network. ``temp_dir``
     lives on the host (one per run, removed when the run ends), so what a
     command leaves in ``/tmp`` is still there for the next command of the same run.
     """
@@ -140,6 +143,7 @@ class Sandbox:
     hidden: tuple[Path, ...] = ()
     exposed: tuple[Path, ...] = ()
     network: bool = True
+    frozen: tuple[Path, ...] = ()
 
     @classmethod
     def create(
@@ -151,6 +155,7 @@ class Sandbox:
         hidden: Sequence[str | Path] = (),
         exposed: Sequence[str | Path] = (),
         network: bool = True,
+        frozen: Sequence[str | Path] = (),
     ) -> Sandbox | None:
         """A sandbox when ``status`` says one works, else None (commands then run unconfined)."""
         if not status.available or status.bwrap is None:
@@ -162,6 +167,7 @@ class Sandbox:
             tuple(Path(p) for p in hidden),
             tuple(Path(p) for p in exposed),
             network,
+            tuple(Path(p) for p in frozen),
         )
 
     def exposing(self, *paths: str | Path) -> Sandbox:
@@ -182,10 +188,8 @@ class Sandbox:
         roots = [r for r in map(_real, self.writable) if os.path.isdir(r)]
         for root in roots:
             args += ["--bind", root, root]
-        for root in roots:
-            config = os.path.join(root, PROJECT_CONFIG)
-            if os.path.isdir(config):
-                args += ["--ro-bind", _real(config), _real(config)]
+        for path in self._frozen(roots):
+            args += ["--ro-bind", path, path]
         hidden = self._hidden(roots)
         for path in hidden:
             # Why: a tmpfs can only cover a folder; a file is covered by /dev/null,
@@ -201,6 +205,24 @@ class Sandbox:
         if not self.network:
             args.append("--unshare-net")
         return [*args, *_namespace_args(), "--", *command]
+
+    def _frozen(self, roots: Sequence[str]) -> list[str]:
+        """The protected paths to bind read-only: existing, inside a writable root.
+
+        Why only existing ones: bubblewrap makes a missing mount point on the host
+        (an empty file or folder left in the user's folder); a missing protected
+        path is watched instead (see :mod:`workhearth.shell.protected`).
+        """
+        wanted = [*self.frozen, *(Path(r) / PROJECT_CONFIG for r in roots)]
+        out: list[str] = []
+        for path in wanted:
+            # Why: a link (~/.bashrc -> dotfiles/bashrc) is bound at its target.
+            real = _real(path)
+            if not os.path.exists(real) or real in out:
+                continue
+            if any(_under(real, r) for r in roots):
+                out.append(real)
+        return out
 
     def _hidden(self, roots: Sequence[str]) -> list[str]:
         """The hidden paths to cover: existing, visible, none inside another."""

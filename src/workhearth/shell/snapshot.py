@@ -9,7 +9,8 @@ is written atomically, mode 0600, to
 
 The snapshot holds the user's own environment (tokens included, as their
 terminal does); it never goes into logs or the audit. Only ``HEARTH_PASSPHRASE``
-is left out, so a command cannot print the session key.
+is left out, so a command cannot print the session key. A quest's snapshot also
+leaves out every variable named like a credential (``capture(withhold=True)``).
 
 When the rc files fail (exit non-zero, syntax error) or hang past the timeout,
 the snapshot falls back to a clean environment (PATH, HOME, LANG) and
@@ -19,6 +20,7 @@ the snapshot falls back to a clean environment (PATH, HOME, LANG) and
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import os
 import re
 import secrets
@@ -28,7 +30,7 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,6 +51,34 @@ _NOT_FROZEN = (
     "HEARTH_PASSPHRASE"
 ).split()
 _NOT_FROZEN_PATTERNS = ("BASH_*", "ZSH_*")
+# Why (issue 17, hole 7): a quest command runs alone; the keys and tokens in the
+# user's environment reach other accounts. Names matched case-insensitively, after
+# the secrets detector's key rules (memory/secrets.py); ``[quest] env`` passes named ones.
+SECRET_ENV_PATTERNS: tuple[str, ...] = (
+    "*_KEY",
+    "*_KEYS",
+    "*APIKEY*",
+    "*API_KEY*",
+    "*ACCESS_KEY*",
+    "*PRIVATE_KEY*",
+    "*SECRET*",
+    "*TOKEN*",
+    "*PASSWORD*",
+    "*PASSWD*",
+    "*PASSPHRASE*",
+    "*PASSCODE*",
+    "*_PASS",
+    "*_PWD",
+    "*_PAT",
+    "*CREDENTIAL*",
+    "*_AUTH",
+    "*COOKIE*",
+    "*_DSN",
+    "DATABASE_URL",
+    "AWS_*",
+    "SSH_AUTH_SOCK",
+    "GPG_AGENT_INFO",
+)
 
 # Options that only make sense in a terminal, or would change how every command runs.
 _BASH_SET_SKIP = (
@@ -75,6 +105,7 @@ class Snapshot:
     warning: str | None = None
     fallback: bool = False  # the rc files could not be captured: a clean environment
     created_at: float = 0.0
+    withheld: bool = False  # variables named like secrets were left out (quest)
 
     def as_dict(self) -> dict[str, object]:
         return {"path": str(self.path), "shell": self.shell, "warning": self.warning}
@@ -100,11 +131,32 @@ def resolve_shell(env: Mapping[str, str]) -> tuple[str, str, str | None]:
     return "bash", bash, f"SHELL={wanted} is not bash or zsh; shell commands run in bash"
 
 
+def secret_name(name: str, keep: Sequence[str] = ()) -> bool:
+    """True when ``name`` looks like a credential's and is not in ``keep`` (any case)."""
+    upper = name.upper()
+    if upper in {k.upper() for k in keep}:
+        return False
+    return any(fnmatch.fnmatchcase(upper, p) for p in SECRET_ENV_PATTERNS)
+
+
+def _nocase(pattern: str) -> str:
+    """A shell ``case`` pattern matching ``pattern`` in any letter case ("*_key" -> "*_[kK]...")."""
+    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in pattern)
+
+
+def _withhold_case(var: str, keep: Sequence[str], zsh: bool) -> str:
+    """A ``case`` line that skips (``continue``) secret-looking names except ``keep``."""
+    open_ = "(" if zsh else ""
+    kept = f"{open_}{'|'.join(_nocase(k) for k in keep)}) ;; " if keep else ""
+    secret = "|".join(_nocase(p) for p in SECRET_ENV_PATTERNS)
+    return f"case ${var} in {kept}{open_}{secret}) continue;; esac"
+
+
 def _executable(path: str) -> bool:
     return os.path.isabs(path) and os.access(path, os.X_OK)
 
 
-def _bash_probe(out: Path) -> str:
+def _bash_probe(out: Path, withhold: str = "") -> str:
     skip_vars = "|".join([*_NOT_FROZEN, *_NOT_FROZEN_PATTERNS])
     skip_set = "|".join(_BASH_SET_SKIP)
     skip_shopt = "|".join(_BASH_SHOPT_SKIP)
@@ -115,6 +167,7 @@ def _bash_probe(out: Path) -> str:
 \\builtin printf '%s\\n' 'unalias -a 2>/dev/null' '# variables' '{{'
 for __hearth_n in $(\\builtin compgen -e); do
   case $__hearth_n in {skip_vars}) continue;; esac
+  {withhold}
   \\builtin printf 'export %s=%q\\n' "$__hearth_n" "${{!__hearth_n}}"
 done
 for __hearth_n in ${{!_OLD_VIRTUAL_@}}; do
@@ -144,7 +197,7 @@ done
 """
 
 
-def _zsh_probe(out: Path) -> str:
+def _zsh_probe(out: Path, withhold: str = "") -> str:
     skip_vars = "|".join([*_NOT_FROZEN, *_NOT_FROZEN_PATTERNS])
     skip_opts = "|".join(_ZSH_OPT_SKIP)
     return f"""
@@ -155,6 +208,7 @@ for __hearth_n in ${{(ko)parameters}}; do
   [[ ${{parameters[$__hearth_n]}} == *export* ]] || continue
   [[ ${{parameters[$__hearth_n]}} == *readonly* ]] && continue
   case $__hearth_n in ({skip_vars}) continue;; esac
+  {withhold}
   \\builtin print -rl -- "export $__hearth_n=${{(qq)${{(P)__hearth_n}}}}"
 done
 for __hearth_n in ${{(k)parameters[(I)_OLD_VIRTUAL_*]}}; do
@@ -190,21 +244,24 @@ def _last_line(data: bytes, pattern: re.Pattern[bytes] | None = None) -> str:
     return lines[-1].decode("utf-8", "replace").strip()[:300] if lines else ""
 
 
-def clean_exports(env: Mapping[str, str]) -> dict[str, str]:
-    """The minimal environment a fallback snapshot restores: PATH, HOME, LANG."""
+def clean_exports(env: Mapping[str, str], keep: Sequence[str] = ()) -> dict[str, str]:
+    """The minimal environment a fallback snapshot restores: PATH, HOME, LANG (and ``keep``)."""
     out = {"PATH": env.get("PATH") or DEFAULT_PATH}
-    for key in ("HOME", "LANG"):
+    kept = {k.upper() for k in keep}
+    for key in ("HOME", "LANG", *(k for k in env if k.upper() in kept)):
         if env.get(key):
             out[key] = env[key]
     return out
 
 
-def _fallback_script(name: str, env: Mapping[str, str], why: str) -> bytes:
+def _fallback_script(
+    name: str, env: Mapping[str, str], why: str, keep: Sequence[str] = ()
+) -> bytes:
     lines = [
         f"# workhearth shell snapshot ({name}): clean environment, {why}",
         "unalias -a 2>/dev/null",
     ]
-    lines += [f"export {k}={shlex.quote(v)}" for k, v in clean_exports(env).items()]
+    lines += [f"export {k}={shlex.quote(v)}" for k, v in clean_exports(env, keep).items()]
     lines.append(COMPLETE_MARKER)
     return ("\n".join(lines) + "\n").encode()
 
@@ -220,11 +277,15 @@ def capture(
     env: Mapping[str, str],
     *,
     timeout: float = DEFAULT_TIMEOUT,
+    withhold: bool = False,
+    keep: Sequence[str] = (),
 ) -> Snapshot:
     """Capture the user's shell from ``env`` (``$SHELL``, ``HOME``…) into a new snapshot file.
 
-    Never raises for a broken or slow rc file: the snapshot is then a clean
-    environment and :attr:`Snapshot.warning` says so in one line.
+    With ``withhold`` (quest mode), exported variables named like credentials
+    (:data:`SECRET_ENV_PATTERNS`, any case) are left out of the file, except those
+    named in ``keep``. Never raises for a broken or slow rc file: the snapshot is
+    then a clean environment and :attr:`Snapshot.warning` says so in one line.
     """
     name, executable, warning = resolve_shell(env)
     folder = snapshot_dir(paths, workspace)
@@ -233,7 +294,9 @@ def capture(
     fd, probe_out = tempfile.mkstemp(dir=folder, prefix=".probe-", suffix=".sh")
     os.close(fd)
     err_fd, err_path = tempfile.mkstemp(dir=folder, prefix=".probe-", suffix=".err")
-    probe = _zsh_probe(Path(probe_out)) if name == "zsh" else _bash_probe(Path(probe_out))
+    zsh = name == "zsh"
+    skip = _withhold_case("__hearth_n", keep, zsh) if withhold else ""
+    probe = _zsh_probe(Path(probe_out), skip) if zsh else _bash_probe(Path(probe_out), skip)
     cwd = Path(workspace) if Path(workspace).is_dir() else None
     try:
         failure = _run_probe(executable, probe, env, cwd, err_fd, timeout)
@@ -257,14 +320,14 @@ def capture(
         failure = f"{failure or 'failed'}{': ' + detail if detail else ''}"
     if failure is not None:
         why = f"your {name} startup files {failure}"
-        script = _fallback_script(name, env, why)
+        script = _fallback_script(name, env, why, keep if withhold else ())
         clean = f"{why}; shell commands run in a clean environment (PATH, HOME, LANG only)"
         warning = f"{warning}; {clean}" if warning else clean
     else:
         header = f"# workhearth shell snapshot ({name}, {executable}); source it to restore\n"
         script = header.encode() + data
     atomic_write(target, script, mode=0o600)
-    return Snapshot(target, name, executable, warning, failure is not None, time.time())
+    return Snapshot(target, name, executable, warning, failure is not None, time.time(), withhold)
 
 
 def _run_probe(

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workhearth.agent.approval import Approver, Gate, Mode, Policy, deny_all
-from workhearth.agent.audit import AuditLog
+from workhearth.agent.audit import AuditLog, Decision
 from workhearth.agent.history import FileHistory
 from workhearth.agent.safefs import SafeFS
 from workhearth.errors import HearthError, UsageError
@@ -84,6 +84,9 @@ class ToolContext:
     subagent: Subagent | None = field(default=None, repr=False)
     shared: _Shared | None = field(default=None, repr=False)
     skills: SkillState | None = field(default=None, repr=False)  # None: no skills offered
+    # Why: a tool that asks the user itself (read_file on a credential store) records
+    # the answer here, so the audit line says what was decided, not "allowed-by-mode".
+    decided: Decision | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.history is None:
@@ -95,7 +98,7 @@ class ToolContext:
 
     def for_call(self, call_id: str) -> ToolContext:
         """The same context for one tool call (history, gate and snapshot stay shared)."""
-        return dataclasses.replace(self, call_id=call_id)
+        return dataclasses.replace(self, call_id=call_id, decided=None)
 
     @property
     def workspace(self) -> Path:

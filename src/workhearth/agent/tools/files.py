@@ -7,12 +7,15 @@ session's file history; deletes go to the trash.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, BinaryIO
 
 from pydantic import BaseModel, Field
 
+from workhearth.agent.fences import CredentialStore
 from workhearth.agent.tools.context import ToolContext, ToolError
 from workhearth.agent.tools.registry import tool
 from workhearth.errors import NotFoundError
@@ -55,6 +58,49 @@ def _page(lines: list[str], offset: int, more: bool) -> str:
     return "\n".join(out)
 
 
+@contextlib.contextmanager
+def _open_for_reading(ctx: ToolContext, path: str) -> Iterator[BinaryIO]:
+    """``path`` open for reading; a credential store only after the user's yes (agent mode).
+
+    Why (issue 17): what read_file returns goes to the model provider. Ask mode
+    refuses a credential store and quest mode hides it (the fences raise); agent
+    mode asks, saying so, and never offers "always".
+    """
+    fs = ctx.read_fs(path)
+    with contextlib.ExitStack() as stack:
+        try:
+            fh = stack.enter_context(fs.open_read(path))
+        except CredentialStore as exc:
+            if ctx.mode != "agent":
+                raise
+            _ask_for_credentials(ctx, path, exc)
+            fh = stack.enter_context(fs.open_read(path, credentials_ok=True))
+        yield fh
+
+
+def _ask_for_credentials(ctx: ToolContext, path: str, exc: CredentialStore) -> None:
+    assert ctx.gate is not None
+    verdict = ctx.gate.decide(
+        "read_file",
+        read_only=False,
+        summary=f"read {ctx.fs.display(path)}, in a credential store ({exc.store}): "
+        "its content would go to the model provider",
+        arguments={"path": path},
+        call_id=ctx.call_id,
+        allow_always=False,
+    )
+    ctx.decided = verdict.decision
+    if verdict.decision == "not-asked":
+        raise ToolError(
+            f"Not read: {ctx.show(path)} is in a credential store and nobody was there "
+            "to allow sending it to the model provider"
+        )
+    if not verdict.allowed:
+        raise ToolError(
+            f"The user denied reading {ctx.show(path)} (a credential store); do not retry it"
+        )
+
+
 @tool(read_only=True, output_limit=READ_OUTPUT_LIMIT)
 def read_file(
     ctx: ToolContext,
@@ -70,7 +116,7 @@ def read_file(
         lines = saved.splitlines()
         page = lines[offset - 1 : offset - 1 + limit]
         return _page(page, offset, offset - 1 + limit < len(lines)) or "(no lines there)"
-    with ctx.read_fs(path).open_read(path) as fh:
+    with _open_for_reading(ctx, path) as fh:
         probe = fh.peek(_BINARY_PROBE)[:_BINARY_PROBE] if hasattr(fh, "peek") else b""
         if b"\0" in probe:
             size = os.fstat(fh.fileno()).st_size

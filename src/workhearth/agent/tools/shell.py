@@ -4,7 +4,9 @@ The command runs as ``<shell> -c 'source SNAPSHOT; cd CWD; CMD'`` with a
 timeout (see :mod:`workhearth.shell.runner`); ``cwd`` must be a folder inside the
 authorized folders. In quest mode it runs under the sandbox when the session
 has one (:func:`quest_sandbox`: hearth's home and the user's credential stores
-hidden, the session's snapshot bound back read-only). Unencrypted sessions keep an output over 1 MB whole in the session's
+hidden, the session's snapshot bound back read-only, the paths that run code
+later read-only, and anything a command creates there moved to the trash after
+it). A quest's snapshot leaves out variables named like secrets. Unencrypted sessions keep an output over 1 MB whole in the session's
 ``tool-outputs``; an encrypted session keeps no plaintext there, so such an
 output is cut in the middle instead.
 """
@@ -28,6 +30,7 @@ from workhearth.agent.tools.context import ToolContext, ToolError, ToolResult
 from workhearth.agent.tools.registry import tool
 from workhearth.fsutil import make_private_dir
 from workhearth.paths import HearthPaths
+from workhearth.shell.protected import Watch, protected_paths
 from workhearth.shell.runner import ShellResult, run
 from workhearth.shell.sandbox import CREDENTIAL_STORES, Sandbox, expand_hidden, sandbox_status
 from workhearth.shell.snapshot import Snapshot, capture
@@ -48,11 +51,16 @@ def quest_hidden(paths: HearthPaths, policy: Policy, env: Mapping[str, str]) -> 
     )
 
 
+def quest_protected(fs: SafeFS, env: Mapping[str, str]) -> tuple[Path, ...]:
+    """What quest commands may neither change nor create (see :mod:`workhearth.shell.protected`)."""
+    return protected_paths([root.path for root in fs.roots], env.get("HOME"))
+
+
 def quest_sandbox(
     fs: SafeFS, temp_dir: Path, env: Mapping[str, str], policy: Policy, paths: HearthPaths
 ) -> Sandbox | None:
     """A sandbox writable only in ``fs``'s roots and ``temp_dir``, hiding :func:`quest_hidden`
-    but for the skills folder; None when none works here."""
+    but for the skills folder, with :func:`quest_protected` read-only; None when none works."""
     roots: Sequence[Path] = [root.path for root in fs.roots]
     return Sandbox.create(
         roots,
@@ -61,6 +69,7 @@ def quest_sandbox(
         hidden=quest_hidden(paths, policy, env),
         exposed=[paths.skills],
         network=policy.network,
+        frozen=quest_protected(fs, env),
     )
 
 
@@ -74,11 +83,18 @@ def _bounded(ctx: ToolContext, timeout: float) -> float:
 
 def _snapshot(ctx: ToolContext) -> Snapshot:
     assert ctx.shared is not None
+    quest = ctx.mode == "quest"
     with ctx.shared.snapshot_lock:
-        if ctx.shared.snapshot is None:
+        snap = ctx.shared.snapshot
+        # Why: a quest sources a snapshot without the user's secrets; one taken for
+        # another mode (an interactive session switched to quest) is taken again.
+        if snap is None or snap.withheld != quest:
             workspace = ctx.session.workspace or str(ctx.workspace)
-            ctx.shared.snapshot = capture(ctx.session.config.paths, workspace, ctx.env)
-        return ctx.shared.snapshot
+            snap = capture(
+                ctx.session.config.paths, workspace, ctx.env, withhold=quest, keep=ctx.policy.env
+            )
+            ctx.shared.snapshot = snap
+        return snap
 
 
 def _format(res: ShellResult) -> str:
@@ -129,6 +145,9 @@ def shell(
     else:
         spool = ctx.session.folder / "tool-outputs"
         make_private_dir(spool)
+    # Why: a missing protected path cannot be bound read-only; what a quest command
+    # creates there is taken away after it (see workhearth.shell.protected).
+    watch = Watch(quest_protected(ctx.fs, ctx.env)) if ctx.mode == "quest" else None
     try:
         res = run(
             command,
@@ -143,11 +162,15 @@ def shell(
     finally:
         if encrypted:
             shutil.rmtree(spool, ignore_errors=True)
+        swept = watch.sweep(ctx.fs.trash, session=ctx.session.id) if watch else []
     text = _format(res)
+    if swept:
+        text += "\n" + "\n".join(f"[workhearth: {line}]" for line in swept)
     if encrypted and res.truncated:
         text += "\n[the middle of a very long output was dropped; this session is encrypted]"
     for kept in (res.stdout_path, res.stderr_path):
         if kept is not None and not encrypted:
             with contextlib.suppress(OSError):
                 os.chmod(kept, 0o600)
-    return ToolResult(text, is_error=res.timed_out)
+    # Why: a command whose plant was taken away did not do what it was asked to.
+    return ToolResult(text, is_error=res.timed_out or bool(swept))
