@@ -51,3 +51,25 @@ def test_a_secret_is_refused_then_masked_with_redact(
     assert masked.code == 0, masked.err
     assert CORE not in masked.out and "[REDACTED" in masked.out
     assert not any(CORE.encode() in p.read_bytes() for p in h.home.rglob("*") if p.is_file())
+
+
+def test_passwords_stated_in_sentences_are_refused_and_masked(tmp_path) -> None:
+    """Issue #17 hole 10: five sentences that each state a password were stored as given."""
+    from tests.memory.secrets_corpus import PROSE_LOOKALIKES, PROSE_PASSWORDS
+    from workhearth.memory.secrets import scan
+
+    h = make_hearth(tmp_path)
+    for sentence in PROSE_PASSWORDS:
+        (finding,) = scan(sentence)
+        value = sentence[finding.start : finding.end]
+        line = one_line_error(h.run("memory", "save", sentence))
+        assert line.startswith("hearth: refused") and "password" in line, line
+        assert value not in line
+        masked = h.json("memory", "save", sentence, "--redact")
+        assert value not in masked["content"] and "[REDACTED password]" in masked["content"]
+    stored = b"".join(p.read_bytes() for p in h.home.rglob("*") if p.is_file())
+    assert not any(s[scan(s)[0].start : scan(s)[0].end].encode() in stored for s in PROSE_PASSWORDS)
+    # A few look-alikes go through the real command too (the whole list: tests/memory).
+    for sentence in PROSE_LOOKALIKES[:5]:
+        saved = h.json("memory", "save", sentence)
+        assert saved["content"] == sentence

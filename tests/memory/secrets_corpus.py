@@ -52,6 +52,16 @@ HELD_OUT: list[str] = [
     "anthropic admin key sk-ant-admin01-ql-Rwzda7PzMksm1vaYOGMuRCpQk597UkmVOPNQk0N-DK_EqEnUGZA1CAe_SzEyFDIW5Cui-mnEiMVCePAI-LjKyilA_WAA",
 ]
 
+# Issue #17 hole 10: each was stored through the CLI, REST and the team bank. The
+# rules for them were written against these, so they count as tuned.
+PROSE_PASSWORDS: list[str] = [
+    "我的邮箱密码是 Xq7!mPz2#Lk9，别告诉别人",
+    "数据库密码是hunter2hunter2",
+    "服务器登录口令为 Zx9!qW3e",
+    "the root pass for db1 is Zx9!qW3eRt",
+    "password for the test VM is hunter2",
+]
+
 TUNED: list[str] = [
     # Moved here from HELD_OUT: its miss exposed a bug (an assignment read across a line
     # break), so after the fix it is no longer unseen.
@@ -99,6 +109,44 @@ TUNED: list[str] = [
     "SECRET_KEY='U6p=MpIAymiDaRf7m-Q&%%pBM4aT6q3dF%^7z4rJArFrtMVx=X'",
     "password=2GF6bWJh2p",
     'the admin password is "ak0fc"',
+    # Issue #17 hole 10: passwords stated in sentences, English and Chinese (PROSE_PASSWORDS).
+    *PROSE_PASSWORDS,
+]
+
+# Sentences about passes, passwords and 密码 that state no password (issue #17 hole 10).
+PROSE_LOOKALIKES: list[str] = [
+    "boarding pass is at the desk",
+    "pass rate is 95 %",
+    "密码学课程在周三",
+    "rotate passwords every quarter",
+    "密码策略要求至少十二位",
+    "the password for the test VM is in the team vault",
+    "the pass for the concert is on my phone",
+    "password for the staging box is rotated weekly",
+    "the bus pass is 12345678",
+    "the exam pass mark is 60 percent",
+    "a mountain pass is closed in winter",
+    "the passcode for the door is on the sticky note",
+    "the pass is valid until 2025-06-30",
+    "the pass for gate B is 14",
+    "pass the salt, please",
+    "two-factor passcodes expire after 30 seconds",
+    "password managers like KeePassXC are allowed",
+    "the password is the one in 1Password",
+    "passport number is on page 2",
+    "密码是公司统一发放的",
+    "数据库密码为空时无法启动",
+    "请把登录密码改成至少十二位",
+    "口令在保险库里",
+    "忘记密码请联系管理员",
+    "Wi-Fi 密码贴在路由器背面",
+    "密码长度是 12 位",
+    "口令为六位数字",
+    "密码是什么来着？",
+    "my boarding pass is 4F7K2Q",
+    "the boarding pass for flight BA117 is 4F7K2Q",
+    "ski pass is SP-20931",
+    "the pass for the VM room is hall-b2",
 ]
 
 LOOKALIKES: list[str] = [
@@ -162,6 +210,7 @@ LOOKALIKES: list[str] = [
     "the password field must have at least 12 characters",
     "password hashing uses argon2id with 64 MiB",
     "colour #1a2b3c and mac 00:1A:2B:3C:4D:5E on 192.168.1.20",
+    *PROSE_LOOKALIKES,
 ]
 
 

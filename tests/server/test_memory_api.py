@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.e2e.conftest import make_hearth
@@ -181,3 +183,134 @@ def test_api_save_is_found_by_the_cli_and_a_cli_save_by_the_api(served: Served, 
         "/v1/memory/search", params={"q": "invoices Marta", "workspace": str(hearth.workspace)}
     ).json()["results"]
     assert found and "Invoices are approved by Marta" in found[0]["text"]
+
+
+# ------------------------------------------ issue #17: control characters, workspaces
+CONTROL_BODIES = [
+    {"content": "harmless\u0000looking"},
+    {"content": "coloured \u001b[31mred"},
+    {"content": "next\u0085line"},
+    {"content": "lone \ud800 surrogate"},
+    {"content": "ok", "tags": ["t\u0000"]},
+    {"content": "ok", "contexts": [{"snippet": "pasted\u0000"}]},
+    {"content": "ok", "contexts": [{"snippet": "s", "origin": "chat\u001b]0;pwned\u0007"}]},
+    {"content": "ok", "contexts": [{"snippet": "s", "session_id": "s\u00001"}]},
+    {"content": "ok", "contexts": [{"snippet": "s", "message_id": "m\u009b1"}]},
+]
+
+
+@pytest.mark.parametrize("body", CONTROL_BODIES, ids=range(len(CONTROL_BODIES)))
+def test_control_characters_and_lone_surrogates_are_422(served: Served, body: dict) -> None:
+    kept = save(served, "llamas like hay", tags=["farm"])
+    # Why by hand: JSON escapes (\u0000, \ud800) as a client sends them; httpx cannot
+    # encode a lone surrogate itself.
+    raw = json.dumps(body).encode()
+    response = served.api.post(SAVE, content=raw, headers={"Content-Type": "application/json"})
+    assert response.status_code == 422, response.text
+    detail = response.json()["detail"]
+    # (a lone surrogate is already refused by the JSON reader: "not a valid string")
+    assert any(w in detail for w in ("control character", "UTF-8", "valid string")), detail
+    listed = served.api.get(SAVE).json()["entries"]
+    assert [(e["id"], e["tags"]) for e in listed] == [(kept["id"], ["farm"])]
+
+
+def test_a_control_character_in_an_edit_a_query_or_a_tag_filter_is_422(served: Served) -> None:
+    entry = save(served, "llamas like hay")
+    edit = served.api.patch(f"{SAVE}/{entry['id']}", json={"content": "now\u0000hidden"})
+    assert edit.status_code == 422 and "control character" in edit.json()["detail"]
+    search = served.api.get("/v1/memory/search", params={"q": "llamas\u0000"})
+    assert search.status_code == 422 and "control character" in search.json()["detail"]
+    listed = served.api.get(SAVE, params={"tag": "farm\u001b"})
+    assert listed.status_code == 422 and "control character" in listed.json()["detail"]
+    assert served.api.get(SAVE).json()["entries"][0]["content"] == "llamas like hay"
+
+
+@pytest.mark.parametrize("where", ["home", "inside home", "proc root", "proc self cwd"])
+def test_hearth_home_and_proc_are_refused_as_workspaces(served: Served, where: str) -> None:
+    inside = served.home / "projects"
+    inside.mkdir(parents=True, exist_ok=True)
+    workspace = {
+        "home": str(served.home),
+        "inside home": str(inside),
+        "proc root": f"/proc/self/root{served.workspace}",
+        "proc self cwd": "/proc/self/cwd",
+    }[where]
+    saved = served.api.post(SAVE, json={"content": "planted", "workspace": workspace})
+    assert saved.status_code == 422, saved.text
+    detail = saved.json()["detail"]
+    assert ("HEARTH_HOME" in detail) if "home" in where else ("/proc" in detail), detail
+    assert str(served.home) not in detail  # no error carries a filesystem path
+    found = served.api.get("/v1/memory/search", params={"q": "x", "workspace": workspace})
+    assert found.status_code == 422
+    assert served.api.get(SAVE, params={"workspace": workspace}).status_code == 422
+    assert not list(served.home.glob("projects/*proc*")) and not list(
+        served.home.glob("projects/*home*")
+    )
+
+
+def test_passwords_in_sentences_are_refused_over_rest(served: Served) -> None:
+    from tests.memory.secrets_corpus import PROSE_PASSWORDS
+
+    for sentence in PROSE_PASSWORDS:
+        refused = served.api.post(SAVE, json={"content": sentence})
+        assert refused.status_code == 422, sentence
+        assert refused.json()["detail"].startswith("refused: the content looks like it holds")
+        masked = served.api.post(SAVE, json={"content": sentence, "redact": True})
+        assert masked.status_code == 201 and "[REDACTED password]" in masked.json()["content"]
+
+
+def test_the_nul_attack_through_the_real_server(tmp_path) -> None:
+    """Issue #17 hole 8 as found: against a running ``hearth serve``, a save holding a NUL
+    returned 201, then list and search were empty, every PATCH was a 404 and the metadata
+    of every entry was gone for good."""
+    import signal
+    import subprocess
+
+    import httpx
+
+    from tests.e2e.conftest import HEARTH_CMD
+
+    hearth = make_hearth(tmp_path)
+    proc = subprocess.Popen(
+        [*HEARTH_CMD, "serve", "--port", "0", "--no-open"],
+        cwd=hearth.workspace,
+        env=hearth.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        port = None
+        for _ in range(5):
+            line = proc.stdout.readline()
+            if "/login?token=" in line:
+                port = int(line.split(":")[2].split("/")[0])
+                break
+        assert port is not None, proc.stderr.read() if proc.poll() is not None else "no url"
+        token = (hearth.home / "server.token").read_text().strip()
+        headers = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers, timeout=20) as c:
+            kept = [
+                c.post(SAVE, json={"content": t, "level": "critical", "tags": ["farm"]}).json()
+                for t in ("llamas like hay", "alpacas are smaller")
+            ]
+            attack = c.post(SAVE, json={"content": "harmless\u0000looking"})
+            assert attack.status_code == 422, attack.text
+            assert "control character U+0000" in attack.json()["detail"]
+            mcp_like = c.post(SAVE, json={"content": "ok", "tags": ["a\u0000b"]})
+            assert mcp_like.status_code == 422
+            listed = c.get(SAVE).json()["entries"]
+            assert {(e["id"], e["level"], tuple(e["tags"])) for e in listed} == {
+                (k["id"], "critical", ("farm",)) for k in kept
+            }
+            hits = c.get("/v1/memory/search", params={"q": "llamas"}).json()["results"]
+            assert [h["entry_id"] for h in hits] == [kept[0]["id"]]
+            patched = c.patch(f"{SAVE}/{kept[1]['id']}", json={"content": "alpacas are small"})
+            assert patched.status_code == 200 and patched.json()["tags"] == ["farm"]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -7,15 +7,34 @@ from pathlib import Path
 
 from workhearth.errors import UsageError
 
+_PROC = Path("/proc")
 
-def checked_workspace(workspace: str) -> Path:
+
+def checked_workspace(workspace: str, home: Path) -> Path:
     """A workspace named in a request: absolute, an existing folder, normalised.
 
-    The caller decides what an absent or blank argument means (its default folder).
+    Refused too, as given and once links are resolved: hearth's own data folder
+    (``home``, HEARTH_HOME) and anything inside it, and anything under ``/proc``.
+    Why: a caller naming them would read or write hearth's own files (sessions,
+    tokens, the trust list) as if they were a project, and ``/proc/self/root/…``
+    reaches any path by another spelling. The caller decides what an absent or blank
+    argument means (its default folder). Messages name no path.
     """
     if "\x00" in workspace or not os.path.isabs(workspace):
         raise UsageError("workspace must be an absolute path")
     path = Path(os.path.normpath(workspace))
+    real = Path(os.path.realpath(path))
+    if _within(path, _PROC) or _within(real, _PROC):
+        raise UsageError("workspace must not be under /proc")
+    homes = {Path(os.path.normpath(home)), Path(os.path.realpath(home))}
+    if any(_within(p, h) for p in (path, real) for h in homes):
+        raise UsageError(
+            "workspace must not be hearth's own data folder (HEARTH_HOME) or inside it"
+        )
     if not path.is_dir():
         raise UsageError("workspace must be an existing folder")
     return path
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+import re
+import sys
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+import typer.core
 
 from workhearth.cli.context import hearth
-from workhearth.cli.help import HearthTyper
+from workhearth.cli.help import HearthTyper, PlainUsage
 from workhearth.cli.output import Column, JsonOpt, print_fitted, print_json, when
 from workhearth.errors import HearthError, UsageError
 
@@ -17,6 +20,68 @@ if TYPE_CHECKING:
 app = HearthTyper(help="Memory: plain Markdown you can edit, found by words.", no_args_is_help=True)
 
 LayerOpt = Annotated[str | None, typer.Option("--layer", help="user | project (default: both)")]
+# Why a cap: content is at most 8,000 characters; more than this on stdin is a mistake.
+STDIN_MAX_BYTES = 1 << 20
+# An option as a user types one: ``-v``, ``--level``, ``--level=low``.
+_OPTION_LIKE = re.compile(r"--?[A-Za-z][\w-]*(?:=.*)?", re.DOTALL)
+
+
+class TextArgCommand(PlainUsage):
+    """A command whose TEXT may start with dashes (``-----BEGIN …``, ``--- note ---``).
+
+    Why: click reads every word that starts with ``-`` as an option, so a pasted key or
+    a Markdown rule failed with "No such option" instead of reaching the secrets check.
+    A word that cannot be an option name (``-v``, ``--level``, ``--level=low``), such as
+    one holding a space or a newline or starting with three dashes, is moved behind
+    ``--``, where click takes it as an argument; option values and real (even
+    misspelt) options are left alone.
+    """
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        takes_value = {
+            name
+            for p in self.params
+            if isinstance(p, typer.core.TyperOption) and not p.is_flag
+            for name in p.opts
+        }
+        kept: list[str] = []
+        texts: list[str] = []
+        for i, arg in enumerate(args):
+            if arg == "--":
+                kept += args[i:]
+                break
+            value_of_option = i > 0 and args[i - 1] in takes_value
+            if (
+                arg.startswith("-")
+                and arg != "-"
+                and not value_of_option
+                and not _OPTION_LIKE.fullmatch(arg)
+            ):
+                texts.append(arg)
+            else:
+                kept.append(arg)
+        if texts:
+            kept = [*kept, "--", *texts] if "--" not in kept else kept + texts
+        return super().parse_args(ctx, kept)
+
+
+def _text_arg(text: str) -> str:
+    """TEXT as given, or read from standard input when it is ``-``."""
+    if text != "-":
+        return text
+    if sys.stdin is None:
+        raise UsageError("TEXT is - but there is no standard input to read it from")
+    data = sys.stdin.buffer.read(STDIN_MAX_BYTES + 1)
+    if len(data) > STDIN_MAX_BYTES:
+        raise UsageError(
+            f"standard input is over {STDIN_MAX_BYTES // 1024} KB; memory takes a sentence"
+        )
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"standard input is not valid UTF-8 text (bad byte at offset {exc.start})"
+        ) from None
 
 
 def _layer(value: str | None):  # -> Layer | None
@@ -26,9 +91,17 @@ def _layer(value: str | None):  # -> Layer | None
 
 
 @app.command()
-def index(json: JsonOpt = False) -> None:
+def index(
+    prune: Annotated[
+        bool,
+        typer.Option(
+            "--prune", help="Also drop the metadata of entries no Markdown file holds any more."
+        ),
+    ] = False,
+    json: JsonOpt = False,
+) -> None:
     """Bring the index up to date with the Markdown files (only changed files are read)."""
-    report = hearth().memory.index()
+    report = hearth().memory.index(prune=prune)
     if json:
         print_json(report.as_dict())
     else:
@@ -36,9 +109,11 @@ def index(json: JsonOpt = False) -> None:
             f"{report.files_seen} files, {report.files_changed} re-indexed, "
             f"{report.files_removed} removed, {report.chunks} chunks"
         )
+        if prune:
+            print(f"pruned {report.pruned} orphaned metadata entries")
 
 
-@app.command()
+@app.command(cls=TextArgCommand)
 def search(
     query: Annotated[str, typer.Argument(metavar="Q")],
     limit: Annotated[int, typer.Option(help="How many hits (1..50).")] = 6,
@@ -136,9 +211,11 @@ def sync(json: JsonOpt = False) -> None:
         raise HearthError(f"{len(report.queued)} saves still queued: {report.problem}")
 
 
-@app.command()
+@app.command(cls=TextArgCommand)
 def save(
-    text: Annotated[str, typer.Argument(metavar="TEXT")],
+    text: Annotated[
+        str, typer.Argument(metavar="TEXT", help="The sentence; - reads it from stdin.")
+    ],
     level: Annotated[str, typer.Option(help="critical | normal | low")] = "normal",
     tag: Annotated[list[str] | None, typer.Option("--tag", help="A tag (repeatable).")] = None,
     snippet: Annotated[str | None, typer.Option(help="Where it came from (provenance).")] = None,
@@ -160,7 +237,12 @@ def save(
             }
         )
     entry = hearth().memory.save(
-        text, level=level, tags=tag or [], contexts=contexts, layer=_layer(layer), redact=redact
+        _text_arg(text),
+        level=level,
+        tags=tag or [],
+        contexts=contexts,
+        layer=_layer(layer),
+        redact=redact,
     )
     if json:
         print_json(entry.as_dict())
@@ -217,15 +299,17 @@ def list_(
         print(f"more: --cursor {next_cursor}")
 
 
-@app.command()
+@app.command(cls=TextArgCommand)
 def edit(
     entry_id: Annotated[str, typer.Argument(metavar="ID")],
-    text: Annotated[str, typer.Argument(metavar="TEXT")],
+    text: Annotated[
+        str, typer.Argument(metavar="TEXT", help="The new text; - reads it from stdin.")
+    ],
     redact: Annotated[bool, typer.Option(help="Store secrets masked instead of refusing.")] = False,
     json: JsonOpt = False,
 ) -> None:
     """Replace an entry's text (its id stays); this also confirms a pending entry."""
-    entry = hearth().memory.edit(entry_id, text, redact=redact)
+    entry = hearth().memory.edit(entry_id, _text_arg(text), redact=redact)
     if json:
         print_json(entry.as_dict())
     else:

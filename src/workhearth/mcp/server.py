@@ -159,7 +159,7 @@ class Hearths:
         if workspace is None or not workspace.strip():
             return self.default
         # Why the shared check: the REST API's rules and words, so both answer alike.
-        return checked_workspace(workspace)
+        return checked_workspace(workspace, self.config.paths.home)
 
     def get(self, workspace: str | None) -> Workhearth:
         path = self.resolve(workspace)

@@ -41,8 +41,9 @@ from workhearth.memory.files import (
 from workhearth.memory.index import IndexReport
 from workhearth.memory.layer import LayerStore
 from workhearth.memory.meta import EntryMeta
+from workhearth.memory.plain_text import require_plain_text
 from workhearth.memory.schema import cannot_write
-from workhearth.memory.search import DEFAULT_LIMIT, LIMIT_MAX, QUERY_MAX, Hit
+from workhearth.memory.search import DEFAULT_LIMIT, Hit, check_search
 from workhearth.memory.text import latin_words, word_terms
 from workhearth.paths import HearthPaths
 
@@ -102,17 +103,24 @@ class Memory:
             store.close()
 
     # ----------------------------------------------------------- awareness
-    def index(self, layer: Layer | None = None) -> IndexReport:
-        """Bring the index up to date with the Markdown (only changed files are read)."""
+    def index(self, layer: Layer | None = None, *, prune: bool = False) -> IndexReport:
+        """Bring the index up to date with the Markdown (only changed files are read).
+
+        ``prune``: also drop the metadata of entries no Markdown file holds any more,
+        which an index keeps when it cannot tell (a file it cannot read as text).
+        """
         total = IndexReport(0, 0, 0, 0)
         for name in self._layers(layer):
             if not self.folder(name).is_dir():
                 continue
-            r = self.store(name).update_index()
+            store = self.store(name)
+            r = store.update_index()
             total.files_seen += r.files_seen
             total.files_changed += r.files_changed
             total.chunks += r.chunks
             total.files_removed += r.files_removed
+            if prune:
+                total.pruned += store.prune_orphans()
         self._fresh_until = time.monotonic() + REFRESH_SECONDS
         return total
 
@@ -171,12 +179,7 @@ class Memory:
         self, query: str, limit: int = DEFAULT_LIMIT, layer: Layer | None = None
     ) -> list[Hit]:
         """Find memory by words (Chinese included); best hits first, scores relative to the best."""
-        if len(query) > QUERY_MAX:
-            raise UsageError(
-                f"query is too long ({len(query)} characters; the limit is {QUERY_MAX})"
-            )
-        if not 1 <= limit <= LIMIT_MAX:
-            raise UsageError(f"search limit must be between 1 and {LIMIT_MAX}")
+        check_search(query, limit)
         self._refresh()
         hits: list[Hit] = []
         for name in self._layers(layer):
@@ -344,6 +347,8 @@ class Memory:
         to get the next page."""
         if not 1 <= limit <= LIST_LIMIT_MAX:
             raise UsageError(f"list limit must be between 1 and {LIST_LIMIT_MAX}")
+        if tag is not None:
+            require_plain_text(tag, "tag", one_line=True)
         after = decode_cursor(cursor) if cursor else None
         self.index(layer)
         rows: list[tuple[float, str, LayerStore, str, int]] = []

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from workhearth.errors import UsageError
+from workhearth.memory.plain_text import newlines_to_lf, require_plain_text
 
 Level = Literal["critical", "normal", "low"]
 LEVELS: tuple[Level, ...] = ("critical", "normal", "low")
@@ -56,14 +57,6 @@ class Entry:
         return data
 
 
-def require_utf8(text: str, what: str) -> None:
-    """Refuse text that cannot be stored as UTF-8 (e.g. undecodable command-line bytes)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise UsageError(f"the {what} is not valid UTF-8 text") from None
-
-
 def _check_secret(text: str, what: str, allow_redact: bool) -> str:
     # Why here: only writes scan; compiling the rules costs a search or a list ~8 ms.
     from workhearth.memory.secrets import find_secrets, redact
@@ -87,8 +80,8 @@ def validate(
     allow_redact: bool = False,
 ) -> tuple[str, list[str], list[dict[str, Any]]]:
     """Check limits and secrets; returns the content, tags and provenance to store."""
-    content = content.strip()
-    require_utf8(content, "content")
+    content = newlines_to_lf(content).strip()
+    require_plain_text(content, "content")
     if not content:
         raise UsageError("memory content is empty")
     if len(content) > CONTENT_MAX:
@@ -102,15 +95,15 @@ def validate(
         tag = tag.strip()
         if not tag or len(tag) > TAG_MAX:
             raise UsageError(f"a tag must have 1 to {TAG_MAX} characters: {tag[:80]!r}")
-        require_utf8(tag, "tag")
+        require_plain_text(tag, "tag", one_line=True)
         clean_tags.append(_check_secret(tag, "tag", allow_redact))
     if len(contexts) > SNIPPETS_MAX:
         raise UsageError(f"at most {SNIPPETS_MAX} provenance snippets")
     provenance = []
     for ctx in contexts:
         item = asdict(ctx) if isinstance(ctx, Provenance) else dict(ctx)
-        snippet = str(item.get("snippet") or "")
-        require_utf8(snippet, "snippet")
+        snippet = newlines_to_lf(str(item.get("snippet") or ""))
+        require_plain_text(snippet, "snippet")
         if len(snippet) > SNIPPET_MAX:
             raise UsageError(
                 f"a provenance snippet is {len(snippet)} characters; the limit is {SNIPPET_MAX}"
@@ -124,7 +117,7 @@ def validate(
             if item.get(key) is None:
                 continue
             value = str(item[key])
-            require_utf8(value, what)
+            require_plain_text(value, what, one_line=True)
             if key == "origin" and len(value) > ORIGIN_MAX:
                 raise UsageError(f"a provenance origin has at most {ORIGIN_MAX} characters")
             # Why: provenance is stored and shown like content, so a key pasted there leaks too.

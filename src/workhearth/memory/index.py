@@ -62,6 +62,7 @@ class IndexReport:
     files_changed: int
     chunks: int
     files_removed: int = 0
+    pruned: int = 0  # metadata of entries no file holds, dropped by ``index --prune``
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -69,6 +70,7 @@ class IndexReport:
             "files_changed": self.files_changed,
             "chunks": self.chunks,
             "files_removed": self.files_removed,
+            "pruned": self.pruned,
         }
 
 

@@ -5,13 +5,16 @@ new entry is appended to the Markdown with ``O_APPEND``; an edit or delete
 replaces the file atomically after checking, at the last moment, that it is
 still the file that was read, and carries over lines appended to it meanwhile
 (:mod:`workhearth.memory.writes`). Orphaned meta (an id no Markdown holds any
-more) and temporary files a killed writer left are cleaned at index time.
+more, in a file that reads as text) and temporary files a killed writer left are
+cleaned at index time; meta of entries in files hearth cannot read is kept until
+``hearth memory index --prune``.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -24,13 +27,17 @@ import orjson
 from workhearth.errors import CorruptDataError, HearthError, NotFoundError
 from workhearth.fsutil import append_line, file_lock, make_private_dir
 from workhearth.memory import writes
+from workhearth.memory.decode import decode_file
 from workhearth.memory.entries import find_entries, format_entry, new_entry_id
-from workhearth.memory.files import EVICTED_LOG, META_FILE, Layer, leftover_temps
+from workhearth.memory.files import EVICTED_LOG, META_FILE, Layer, leftover_temps, markdown_files
 from workhearth.memory.index import IndexReport, MemoryIndex
 from workhearth.memory.meta import EntryMeta, MetaStore
 from workhearth.memory.schema import cannot_write
 
 LOCK_FILE = ".memory.lock"
+# Why bytes: an entry's id marker found in any encoding that keeps ASCII (and in a
+# file hearth cannot read as text) means the entry may still be there.
+_ID_MARK = re.compile(rb"\^(m-[0-9a-z]{8})")
 _REPLACE_TRIES = 5
 # Why: a temporary file this old is no write in progress (those take milliseconds
 # and hold the layer lock, which cleaning takes too): its writer was killed.
@@ -95,17 +102,70 @@ class LayerStore:
                         path.unlink()
 
     def _clean_orphans(self) -> None:
-        if not set(self.meta.entries) - self.index.entry_ids():
+        """Drop the metadata of entries verifiably gone: their file is text without them.
+
+        Why not every id the index cannot see (DESIGN §4): a file hearth cannot read as
+        text (damaged, binary, unreadable), or a line the index skips (a NUL), hides
+        entries that are still there; their metadata waits for ``index --prune``.
+        """
+        if not self._orphans(prune=False):
             return
         with self.locked():
             # Why: re-read the index under the lock, so a save that wrote its meta
             # but not yet its Markdown (it holds the lock) is never mistaken for an orphan.
             self.index.update()
-            orphans = set(self.meta.entries) - self.index.entry_ids()
-            for entry_id in orphans:
-                self.meta.drop(entry_id)
-            if orphans:
-                self.meta.save()
+            self._drop_meta(self._orphans(prune=False))
+
+    def prune_orphans(self) -> int:
+        """Drop the metadata of every entry no Markdown file of the layer holds any more.
+
+        What :meth:`_clean_orphans` keeps because it cannot tell goes too, once asked
+        (``hearth memory index --prune``); an entry still written in a file (on a line
+        the index skips) keeps its metadata. Returns how many were dropped.
+        """
+        with self.locked():
+            self.index.update()
+            orphans = self._orphans(prune=True)
+            self._drop_meta(orphans)
+        return len(orphans)
+
+    def _drop_meta(self, entry_ids: list[str]) -> None:
+        for entry_id in entry_ids:
+            self.meta.drop(entry_id)
+        if entry_ids:
+            self.meta.save()
+
+    def _orphans(self, *, prune: bool) -> list[str]:
+        """Ids with metadata that the index does not see and that no Markdown file holds.
+
+        Without ``prune``, only those whose own file (all files, if it is not recorded)
+        could be read as text, or is gone: the others may be hidden, not deleted.
+        """
+        seen = self.index.entry_ids()
+        unseen = [i for i in self.meta.entries if i not in seen]
+        if not unseen:
+            return []
+        held: set[str] = set()
+        unsure: set[str] = set()  # files that exist but cannot be read (wholly) as text
+        for rel, _st in markdown_files(self.folder):
+            try:
+                data = (self.folder / rel).read_bytes()
+            except OSError:
+                unsure.add(rel)
+                continue
+            held.update(m.decode() for m in _ID_MARK.findall(data))
+            decoded = decode_file(data)
+            if decoded.text is None or decoded.damaged:
+                unsure.add(rel)
+        orphans = []
+        for entry_id in unseen:
+            if entry_id in held:
+                continue
+            meta = self.meta.get(entry_id)
+            own = meta.file if meta is not None else None
+            if prune or not (unsure if own is None else unsure & {own}):
+                orphans.append(entry_id)
+        return orphans
 
     # ------------------------------------------------------------- writing
     def _target(self, rel: str) -> Path:

@@ -260,6 +260,10 @@ def reflect_file(
         data = read_bytes(path)
         if data is None:
             return Outcome(store.layer, rel, "skipped", "no such file")
+        if decode_file(data).damaged:
+            # Why: the index skips an entry on a damaged line (a NUL, bytes that are not
+            # UTF-8); a rewrite would drop or mangle it, so the file waits until it is mended.
+            return Outcome(store.layer, rel, "skipped", "has damaged lines; left as it is")
         lines = text_lines(data)
         spans = find_entries(lines)
         if not spans:

@@ -41,6 +41,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, fields
 
 from workhearth.errors import UsageError
+from workhearth.memory.plain_text import require_plain_text
 from workhearth.memory.text import (
     LATIN_WORD,
     STOPWORDS,
@@ -69,9 +70,11 @@ _HEADING = re.compile(r"#{1,6}\s")  # as the chunker sees them
 
 
 def check_search(query: str, limit: int) -> None:
-    """Refuse an over-long query or a limit out of range (local and team searches alike)."""
+    """Refuse an over-long query, one that is not plain text, or a limit out of range
+    (local and team searches alike)."""
     if len(query) > QUERY_MAX:
         raise UsageError(f"query is too long ({len(query)} characters; the limit is {QUERY_MAX})")
+    require_plain_text(query, "query")
     if not 1 <= limit <= LIMIT_MAX:
         raise UsageError(f"search limit must be between 1 and {LIMIT_MAX}")
 

@@ -8,7 +8,8 @@ Three sources of findings, merged into spans of the text:
   (provider prefixes such as ``glpat-``, ``hf_``, ``npm_``; webhook URLs; credentials
   in URLs; ``Authorization`` headers; PEM blocks, also base64-wrapped);
 - values assigned to secret-looking keys (``password=``, ``"api_key": …``,
-  ``MYSQL_PWD=``, ``my password is …``). Entropy is judged only there: on its own a
+  ``MYSQL_PWD=``), and passwords stated in sentences (``my password is …``,
+  ``the root pass for db1 is …``, ``数据库密码是 …``). Entropy is judged only there: on its own a
   random-looking string is as likely a commit id, a UUID or a checksum.
 
 ``detect-secrets`` costs ~90 ms to import, so it is loaded on the first check, never
@@ -136,9 +137,18 @@ _ASSIGN = re.compile(
     rf"(?P<op>[ \t]*(?:=>|:=|=|:)[ \t]*|[ \t]+)(?=[\"'\w$<{{*~!@#%^&+/.\-])(?:{_VALUE})"
     r"(?P<rest>[^\n]*)"
 )
+# "password is X", "the root pass for db1 is X", "password for the test VM is X": a
+# key word, maybe what it is for (a few words after for/of/to/on/at), then is/was/:/=.
 _PROSE = re.compile(
-    r"(?i)\b(?:password|passwd|passphrase|passcode|pin)\s+(?:is|was|:|=)\s+"
+    r"(?i)\b(?P<key>password|passwd|passphrase|passcode|pass|pwd|pin)"
+    r"(?:\s+(?:for|of|to|on|at)(?:\s+[^\s\"'=:]+){1,4}?)?"
+    r"(?:\s+(?:is|was)|\s*[:=])\s+"
     r"(?:\"(?P<dq>[^\"\n]{3,100})\"|'(?P<sq>[^'\n]{3,100})'|(?P<bare>\S{3,100}))"
+)
+# "数据库密码是hunter2hunter2", "服务器登录口令为 Zx9!qW3e": 密码 / 口令 then 是 / 为 / a colon,
+# then a run of ASCII (a password typed in Chinese prose is Latin letters, digits, symbols).
+_PROSE_ZH = re.compile(
+    r"(?:密码|密碼|口令|通行码|PIN码|pin码)\s*(?:就是|是|为|為|：|:|=|＝)\s*(?P<bare>[!-~]{3,100})"
 )
 _FLAG = re.compile(r"(?i)--(?:password|passwd|token|api-key|secret)[= ](?P<s>[^\s\"']{4,})")
 _PLACEHOLDER = re.compile(
@@ -220,15 +230,41 @@ def _assignments(text: str) -> Iterator[Finding]:
         elif not _looks_random(value):
             continue
         yield Finding("password" if is_password else "secret assignment", *m.span(group))
-    for m in _PROSE.finditer(text):
-        group = "dq" if m.group("dq") else "sq" if m.group("sq") else "bare"
-        value = m.group(group)
-        if (group != "bare" and not _PLACEHOLDER.match(value)) or _looks_like_password(value):
-            start = m.start(group)
-            yield Finding("password", start, start + len(value.rstrip(".,;:!?)")))
+    yield from _prose(text)
     for m in _FLAG.finditer(text):
         if not _PLACEHOLDER.match(m.group("s")):
             yield Finding("password", *m.span("s"))
+
+
+def _prose(text: str) -> Iterator[Finding]:
+    """Passwords stated in sentences, in English and in Chinese."""
+    for m in (*_PROSE.finditer(text), *_PROSE_ZH.finditer(text)):
+        groups = m.groupdict()
+        group = "dq" if groups.get("dq") else "sq" if groups.get("sq") else "bare"
+        value = m.group(group)
+        if group != "bare":
+            found = not _PLACEHOLDER.match(value)
+        elif (groups.get("key") or "").lower() == "pass":
+            found = _looks_like_password(value) and _mixed_like_a_password(value)
+        else:
+            found = _looks_like_password(value)
+        if found:
+            start = m.start(group)
+            yield Finding("password", start, start + len(value.rstrip(".,;:!?)")))
+
+
+def _mixed_like_a_password(value: str) -> bool:
+    """Lower case, digits and upper case or symbols: ``Zx9!qW3eRt``, not ``4F7K2Q`` or ``SP-2093``.
+
+    Why for "pass" only: it is also a boarding pass, a ski pass, a pass mark, whose
+    codes and seat numbers are upper case and digits.
+    """
+    value = value.rstrip(".,;:!?)")
+    return (
+        any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+        and any(c.isupper() or (not c.isalnum() and c not in "-/") for c in value)
+    )
 
 
 def _decoded(blob: str) -> str | None:

@@ -55,7 +55,7 @@ def allowed_methods(app: FastAPI, path: str) -> set[str]:
 def workspace_path(request: Request, workspace: str | None) -> Path:
     if workspace is None or workspace == "":
         return Path(request.app.state.workspace)
-    return checked_workspace(workspace)
+    return checked_workspace(workspace, request.app.state.config.paths.home)
 
 
 _Slot = tuple[threading.Semaphore, list[Memory]]
