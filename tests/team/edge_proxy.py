@@ -8,7 +8,8 @@ kept) that can
   the answer back — so the client can be killed between the server's commit and
   its own bookkeeping;
 - ``content_limit``: answer a save whose content is longer with a 422 itself, as
-  a server of another version with a stricter limit would.
+  a server of another version with a stricter limit would (``refusal``: another
+  status instead of the 422).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ class EdgeProxy:
         self.port = port or free_port()
         self.hold = False
         self.content_limit: int | None = None
+        self.refusal = 422
         self.committed: list[str] = []
         self._listener = socket.create_server(("127.0.0.1", self.port))
         self._closed = False
@@ -100,7 +102,7 @@ class EdgeProxy:
                         detail = f"content over this server's {self.content_limit} characters"
                         payload = json.dumps({"detail": detail}).encode()
                         client.sendall(
-                            b"HTTP/1.1 422 Unprocessable Entity\r\ncontent-type: application/json"
+                            f"HTTP/1.1 {self.refusal} Refused\r\ncontent-type: application/json".encode()
                             + f"\r\ncontent-length: {len(payload)}\r\n\r\n".encode()
                             + payload
                         )

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -12,14 +11,14 @@ from pathlib import Path
 
 import httpx
 
+from tests import ports
 from tests.e2e.conftest import HEARTH_CMD
 from workhearth.team.store import connect
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    # Why not bind(0): a test restarts its server on the same port (tests/ports.py).
+    return ports.free_port()
 
 
 @dataclass

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -53,17 +54,63 @@ def add(name: NameArg, store: StoreOpt, json: JsonOpt = False) -> None:
         print(token)
 
 
+PurgeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--purge",
+        help="Also VACUUM FULL the affected tables, so the removed text leaves the data "
+        "files; it locks each table while it rewrites it (the bank's requests wait).",
+    ),
+]
+
+
 @user_app.command()
-def remove(name: NameArg, store: StoreOpt, json: JsonOpt = False) -> None:
+def remove(name: NameArg, store: StoreOpt, purge: PurgeOpt = False, json: JsonOpt = False) -> None:
     """Delete a user and everything stored of theirs, in one transaction."""
+    from workhearth.team.purge import check_purge
     from workhearth.team.users import remove_user
 
+    purged: list[str] | None = None
+    kept: dict[str, int] = {}
     with _connect(store) as conn:
+        if purge:
+            check_purge(conn)
         entries = remove_user(conn, name)
+        if purge:
+            purged, kept = _purge(conn)
     if json:
-        print_json({"name": name, "entries": entries})
-    else:
-        print(f"removed team user {name} and their {entries} memory entries")
+        extra = {} if purged is None else {"purged": purged, "kept": kept}
+        print_json({"name": name, "entries": entries, **extra})
+        return
+    print(f"removed team user {name} and their {entries} memory entries")
+    if purged is not None:
+        print(
+            f"purged {', '.join(purged)}: their text is gone from the data files "
+            "(WAL, replicas and backups keep it until they rotate)"
+        )
+
+
+def _purge(conn) -> tuple[list[str], dict[str, int]]:  # conn: psycopg.Connection
+    """VACUUM FULL, its warnings on stderr; returns the tables rewritten and the rows kept."""
+    from workhearth.team.purge import PURGED_TABLES, STATISTICS, STATISTICS_KEPT, purge
+
+    # Why on stderr: warnings about locks and leftovers; stdout stays the result.
+    print(
+        f"hearth: purging: VACUUM FULL locks {', '.join(PURGED_TABLES)} while it "
+        "rewrites each of them; the team bank's requests wait",
+        file=sys.stderr,
+        flush=True,
+    )
+    report = purge(conn)
+    if not report.statistics:
+        print(f"hearth: warning: {STATISTICS_KEPT}", file=sys.stderr)
+    for name, rows in report.kept.items():
+        print(
+            f"hearth: warning: {rows} deleted rows of {name} are still seen by a running "
+            f"transaction and stay in the data files: run VACUUM FULL {name} once it ends",
+            file=sys.stderr,
+        )
+    return report.rewritten + ([STATISTICS] if report.statistics else []), report.kept
 
 
 @user_app.command("list")

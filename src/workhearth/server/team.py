@@ -39,7 +39,8 @@ from workhearth.server.schemas import (
     errors,
 )
 from workhearth.server.security import Guard
-from workhearth.team.store import PgBank, psycopg
+from workhearth.team.pool import StoreUnreachable
+from workhearth.team.store import VALUE_REFUSED, PgBank, psycopg
 
 NOT_LOGGED_IN = (
     "a team token is needed: send Authorization: Bearer <the token of hearth team user add>"
@@ -213,11 +214,23 @@ def create_team_app(
     app.state.tasks = None  # Why: cli/serve.py's shutdown asks; team mode runs no tasks
     _install_error_handlers(app)
 
+    @app.exception_handler(StoreUnreachable)
     @app.exception_handler(psycopg.OperationalError)
     async def store_down(_request: Request, _exc: Exception) -> JSONResponse:
         # Why 503 and no detail of libpq: its text may name hosts and users; the
         # client queues a save on a 503 and sends it again later.
-        return JSONResponse({"detail": "the team store is unreachable"}, status_code=503)
+        return JSONResponse(
+            {"detail": "the team store is unreachable"},
+            status_code=503,
+            headers={"Retry-After": "2"},
+        )
+
+    @app.exception_handler(psycopg.DataError)
+    async def store_refused(_request: Request, _exc: Exception) -> JSONResponse:
+        # Why a 422: PostgreSQL refused a value the checks let through (its class 22,
+        # "data exception", is about the value sent). Sending it again can never
+        # work, so the client's queue must give it up instead of retrying forever.
+        return JSONResponse({"detail": VALUE_REFUSED}, status_code=422)
 
     app.include_router(router, responses=errors(*COMMON))
 

@@ -4,10 +4,11 @@ Errors come back as one line naming the server. What happened decides what a
 queued save does next (see :mod:`workhearth.team.queue`):
 
 - :class:`BankUnreachable`: no answer, a timeout, 408/429 or a 5xx — try again later;
-- :class:`BankRefused` with ``dead=True``: 400/413/422, the server will never take
-  this save as it is — it goes to the dead letters;
-- :class:`BankRefused` otherwise (401, 403, 404, …): something about this client
-  or server is wrong, not the save — it stays queued until that is fixed.
+- :class:`BankRefused` with ``dead=True``: any other 4xx (400, 409, 413, 422, …):
+  the server will never take this save as it is — it goes to the dead letters, so
+  it never holds the saves behind it;
+- :class:`BankRefused` otherwise (401, 403, 404, 405, 407, 421): something about
+  this client or server is wrong, not the save — it stays queued until that is fixed.
 """
 
 from __future__ import annotations
@@ -25,11 +26,18 @@ from workhearth.memory.search import DEFAULT_LIMIT, Hit
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
-# Why these only: they say the body itself is wrong (malformed, too big, over a
-# limit, a secret); sending it again can never succeed.
-DEAD_STATUSES = frozenset({400, 413, 422})
+# Why these stay queued: they are about the token, the URL or the Host this client
+# uses, which the user fixes, and every save would meet them alike. Any other 4xx
+# says the save itself is wrong (malformed, too big, over a limit, a secret, a
+# control character): sending it again can never succeed.
+CLIENT_STATUSES = frozenset({401, 403, 404, 405, 407, 421})
 _ENTRY_FIELDS = tuple(f.name for f in fields(Entry) if f.name != "existed")
 _HIT_FIELDS = tuple(f.name for f in fields(Hit))
+
+
+def is_dead(status: int) -> bool:
+    """Whether a save answered with ``status`` can never be taken as it is."""
+    return 400 <= status < 500 and status not in RETRY_STATUSES | CLIENT_STATUSES
 
 
 class BankUnreachable(HearthError):
@@ -42,7 +50,7 @@ class BankRefused(HearthError):
     def __init__(self, message: str, status: int) -> None:
         super().__init__(message, status=status)
         self.status = status
-        self.dead = status in DEAD_STATUSES
+        self.dead = is_dead(status)
 
 
 def _detail(response: httpx.Response) -> str:
@@ -141,7 +149,7 @@ class RemoteBank:
             )
         if status == 404 and path.startswith("/v1/memory/"):
             raise NotFoundError(detail)
-        if status in DEAD_STATUSES:
+        if is_dead(status):
             raise BankRefused(f"the team bank refused it ({status}): {detail}", status)
         raise BankRefused(f"the team bank {self.url} answered {status}: {detail}", status)
 

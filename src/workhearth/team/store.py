@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import builtins  # Why: PgBank.list shadows list in the class body's annotations
 import hashlib
+import math
 import re
 import secrets
 from collections.abc import Iterator, Sequence
@@ -29,6 +30,7 @@ from workhearth.memory.bank import (
     encode_cursor,
     validate,
 )
+from workhearth.memory.plain_text import require_plain_text
 from workhearth.memory.search import DEFAULT_LIMIT, Hit, check_search
 from workhearth.memory.text import like_escape
 from workhearth.team import search as terms
@@ -36,11 +38,17 @@ from workhearth.team.crypto import BankCipher
 
 try:
     import psycopg
-    from psycopg_pool import ConnectionPool
+
+    from workhearth.team.pool import StorePool, StoreUnreachable, connect_timeout_of
 except ImportError:  # pragma: no cover - exercised only without the extra
     psycopg = None  # type: ignore[assignment]
 
 NOT_FOUND = "no such memory entry"
+BAD_CURSOR = "bad cursor; use the next_cursor a previous list returned"
+VALUE_REFUSED = "the team store cannot hold this value as it is"
+# Why 2**53 microseconds (year 2255 either side of 1970): a cursor's time is a float,
+# exact up to there, and PostgreSQL's timestamps and int8 overflow not far beyond.
+CURSOR_US_MAX = 2**53
 ID_RE = re.compile(r"m-[0-9a-z]{8}")
 _ID_CHARS = "0123456789abcdefghijklmnopqrstuvwxyz"
 LAYER = "team"
@@ -79,11 +87,17 @@ def check_url(url: str) -> str:
     return url
 
 
-def connect(url: str, timeout: int = 10) -> psycopg.Connection:
-    """One autocommit connection to the store, or a one-line HearthError."""
+def connect(url: str, timeout: int | None = None) -> psycopg.Connection:
+    """One autocommit connection to the store, or a one-line HearthError.
+
+    ``timeout``: seconds to wait for the server, by default the URL's own
+    ``connect_timeout`` or 2.
+    """
     check_url(url)
     try:
-        return psycopg.connect(url, autocommit=True, connect_timeout=timeout)
+        return psycopg.connect(
+            url, autocommit=True, connect_timeout=timeout or connect_timeout_of(url)
+        )
     except psycopg.Error as exc:
         first = (str(exc).strip().splitlines() or ["failed"])[0]
         raise HearthError(f"cannot connect to the team store {where(url)}: {first}") from None
@@ -93,12 +107,21 @@ def new_id() -> str:
     return "m-" + "".join(secrets.choice(_ID_CHARS) for _ in range(8))
 
 
+def page_after(cursor: str) -> tuple[int, str]:
+    """The (created in microseconds, id) a list cursor points after; a UsageError when it
+    is not one this store made (``inf``, ``nan``, a time out of range, a foreign id)."""
+    created, after_id = decode_cursor(cursor)
+    if not math.isfinite(created) or abs(created) > CURSOR_US_MAX:
+        raise UsageError(BAD_CURSOR)
+    if not ID_RE.fullmatch(after_id):
+        raise UsageError(BAD_CURSOR)
+    return int(created), after_id
+
+
 class PgBank:
     """The team bank. ``key``: 32 bytes to encrypt content and snippets at rest."""
 
-    def __init__(
-        self, url: str, *, key: bytes | None = None, min_size: int = 1, max_size: int = 8
-    ) -> None:
+    def __init__(self, url: str, *, key: bytes | None = None, max_size: int = 8) -> None:
         from workhearth.team.schema import prepare
 
         self.cipher = BankCipher(key) if key is not None else None
@@ -106,14 +129,7 @@ class PgBank:
             prepare(conn)
             self._check_key(conn)
         self.url = url
-        self._pool = ConnectionPool(
-            url,
-            min_size=min_size,
-            max_size=max_size,
-            kwargs={"autocommit": True},
-            open=True,
-            name="hearth-team",
-        )
+        self._pool = StorePool(url, max_size=max_size)
 
     def close(self) -> None:
         self._pool.close()
@@ -126,8 +142,16 @@ class PgBank:
 
     @contextmanager
     def _tx(self) -> Iterator[psycopg.Cursor]:
-        with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
-            yield cur
+        try:
+            with self._pool.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                yield cur
+        except psycopg.OperationalError:
+            # Why: the database went away mid-request; the caller may try again later.
+            raise StoreUnreachable("the team store is unreachable") from None
+        except psycopg.DataError:
+            # Why a UsageError (422, a refused save): PostgreSQL refused a value the
+            # checks let through; sending it again can never work.
+            raise UsageError(VALUE_REFUSED) from None
 
     def _check_key(self, conn: psycopg.Connection) -> None:
         """The store is encrypted or not from its first start; a key must match it."""
@@ -156,8 +180,11 @@ class PgBank:
     def user_for_token(self, token: str) -> str | None:
         from workhearth.team.users import user_for_token
 
-        with self._pool.connection() as conn:
-            return user_for_token(conn, token)
+        try:
+            with self._pool.connection() as conn:
+                return user_for_token(conn, token)
+        except psycopg.OperationalError:
+            raise StoreUnreachable("the team store is unreachable") from None
 
     # ------------------------------------------------------------- writes
     def _digest(self, owner: str, content: str) -> bytes:
@@ -373,11 +400,12 @@ class PgBank:
         )
         args: list[Any] = [owner]
         if cursor:
-            created, after_id = decode_cursor(cursor)
+            created, after_id = page_after(cursor)
             at = "to_timestamp(0) + %s::int8 * interval '1 microsecond'"
             sql += f" AND (created < {at} OR (created = {at} AND id > %s))"
-            args += [int(created), int(created), after_id]
+            args += [created, created, after_id]
         if tag is not None:
+            require_plain_text(tag, "tag")
             sql += " AND EXISTS (SELECT 1 FROM unnest(tags) t WHERE lower(t) = lower(%s))"
             args.append(tag)
         sql += " ORDER BY created DESC, id LIMIT %s"
