@@ -7,7 +7,6 @@ reads it: event by event, while the task runs.
 from __future__ import annotations
 
 import contextlib
-import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,6 +18,7 @@ import httpx
 import orjson
 import uvicorn
 
+from tests import ports
 from tests.fake_providers import FakeProvider
 from workhearth.config import load_config
 from workhearth.server.app import create_app
@@ -56,9 +56,7 @@ def read_events(lines: Iterator[str]) -> Iterator[Event]:
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    return ports.free_port()  # a block per xdist worker (tests/ports.py)
 
 
 @dataclass

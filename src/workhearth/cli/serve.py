@@ -14,12 +14,15 @@ import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from workhearth.cli.context import hearth
 from workhearth.errors import HearthError, UsageError
+
+if TYPE_CHECKING:
+    from workhearth.server.slow_clients import ClientTimeouts
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 DEFAULT_PORT = 8765
@@ -137,12 +140,14 @@ def serve(
             f"--host {host} would let other machines reach your memory and sessions; "
             "add --allow-remote if you mean it"
         )
+    timeouts = _client_timeouts()
     wh = hearth()
     allowed = frozenset(
         h.strip().lower() for h in (*wh.config.allowed_hosts, *(allowed_host or ())) if h.strip()
     )
     if store is not None:
-        _serve_team(store, store_key_file or wh.config.team_key_file, host, port, allowed)
+        key_file = store_key_file or wh.config.team_key_file
+        _serve_team(store, key_file, host, port, allowed, timeouts)
         return
     from workhearth.server.security import LOGIN_TTL, TOKEN_FILE, load_or_create_token
 
@@ -178,7 +183,7 @@ def serve(
         # Why a second login token: the printed URL stays usable if the browser
         # opened is not the one the user wants.
         webbrowser.open(f"{base}/login?token={app.state.new_login()}")
-    config = _uvicorn_config(uvicorn, app)
+    config = _uvicorn_config(uvicorn, app, timeouts)
 
     class Server(_server_class(uvicorn)):  # type: ignore[misc]
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
@@ -196,17 +201,37 @@ def serve(
         raise typer.Exit(1)
 
 
-def _uvicorn_config(uvicorn: Any, app: Any) -> Any:
+def _client_timeouts() -> ClientTimeouts:
+    """10 s for a request's head, 30 s for its body; ``HEARTH_CLIENT_TIMEOUTS=H,B`` (tests)."""
+    from workhearth.server.slow_clients import ClientTimeouts
+
+    value = os.environ.get("HEARTH_CLIENT_TIMEOUTS", "").strip()
+    if not value:
+        return ClientTimeouts()
+    try:
+        headers, body = (float(part) for part in value.split(","))
+    except ValueError:
+        headers = body = 0.0
+    if not (0 < headers <= 3600 and 0 < body <= 3600):
+        raise UsageError(f"HEARTH_CLIENT_TIMEOUTS must be HEADERS,BODY in seconds, not {value!r}")
+    return ClientTimeouts(headers, body)
+
+
+def _uvicorn_config(uvicorn: Any, app: Any, timeouts: ClientTimeouts) -> Any:
     """How both modes run uvicorn.
 
     Why a graceful-shutdown timeout: a page's open task stream (SSE) never ends by
     itself, and without one Ctrl-C waits for it forever before the lifespan stops
     tasks. Why no proxy headers: nothing stands in front of a local server, and any
     local process could otherwise name the client address (X-Forwarded-For); a
-    team server behind a proxy logs no client addresses either.
+    team server behind a proxy logs no client addresses either. Why our own HTTP
+    protocol: uvicorn never cuts a client that trickles its request (slowloris).
     """
+    from workhearth.server.slow_clients import timed_protocol
+
     return uvicorn.Config(
         app,
+        http=timed_protocol(timeouts),
         log_level="warning",
         access_log=False,
         lifespan="on",
@@ -217,7 +242,12 @@ def _uvicorn_config(uvicorn: Any, app: Any) -> Any:
 
 
 def _serve_team(
-    store: str, key_file: Path | None, host: str, port: int, allowed: frozenset[str]
+    store: str,
+    key_file: Path | None,
+    host: str,
+    port: int,
+    allowed: frozenset[str],
+    timeouts: ClientTimeouts,
 ) -> None:
     """Team mode: the bank API on PostgreSQL; refuses to start on a damaged database."""
     from workhearth.team.store import PgBank, check_url, where
@@ -253,7 +283,7 @@ def _serve_team(
             file=sys.stderr,
             flush=True,
         )
-    server = _server_class(uvicorn)(_uvicorn_config(uvicorn, app))
+    server = _server_class(uvicorn)(_uvicorn_config(uvicorn, app, timeouts))
     try:
         server.run(sockets=[sock])
     finally:
