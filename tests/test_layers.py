@@ -14,6 +14,7 @@ LAYERS = {
     "errors": 0,
     "fsutil": 0,
     "trash": 0,
+    "trust": 0,
     "models": 1,
     "sessions": 2,
     "memory": 2,

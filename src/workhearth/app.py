@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from workhearth.memory.api import Memory
     from workhearth.sessions.store import SessionStore
     from workhearth.skills.library import SkillLibrary
+    from workhearth.trust import FolderTrust
 
 
 class Workhearth:
@@ -62,9 +63,11 @@ class Workhearth:
 
     @cached_property
     def skills(self) -> SkillLibrary:
-        """Skills visible from this workspace; its own skill folders only when it is authorized."""
+        """Skills visible from this workspace; its own skill folders only when it is
+        authorized and the user trusts them (DESIGN §5 Trust)."""
         from workhearth.agent.workspace import Workspaces
         from workhearth.skills.library import SkillLibrary
+        from workhearth.trust import TrustStore
 
         roots = Workspaces(self.paths, current=self.workspace).roots()
         return SkillLibrary(
@@ -72,5 +75,20 @@ class Workhearth:
             self.workspace,
             user_home=self.config.user_home,
             workspace_authorized=self.workspace in roots,
+            # Why a fresh check at each scan: a long-lived server (MCP, REST) sees the
+            # user's trust, and a change to the folder, as they happen.
+            trusted=lambda: TrustStore(self.paths).check(self.workspace).trusted_items,
             language=self.config.language,
         )
+
+    @cached_property
+    def trust(self) -> FolderTrust:
+        """What this workspace brings (.mcp.json, skills, agents) and what the user trusted."""
+        from workhearth.trust import TrustStore
+
+        return TrustStore(self.paths).check(self.workspace)
+
+    def refresh_trust(self) -> None:
+        """Check the workspace's trust again (after the user trusted it), skills with it."""
+        self.__dict__.pop("trust", None)
+        self.__dict__.pop("skills", None)

@@ -139,6 +139,13 @@ class McpServerConfig:
     url: str | None = None
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
     timeout: float | None = None  # per call; None: [mcp] call_timeout
+    # The user's own word on a server, read from config.toml only (never from a
+    # folder's .mcp.json): ``trust`` lets its tools run without asking (and in quest
+    # mode, where they run outside the sandbox); ``read_only_tools`` are the tools
+    # that only read (offered in ask mode, never asked about). A server's own
+    # annotations (readOnlyHint) are hints and decide nothing.
+    trust: bool = False
+    read_only_tools: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -159,6 +166,8 @@ class McpConfig:
 
 _MCP_KEYS = frozenset({"servers", "call_timeout", "start_budget", "max_tools", "tool_tokens"})
 _MCP_SERVER_KEYS = frozenset({"type", "command", "args", "env", "url", "headers", "timeout"})
+# Why: only the user's own config.toml may vouch for a server (DESIGN §5 Trust).
+MCP_USER_KEYS = frozenset({"trust", "read_only_tools"})
 
 
 def _str_map(value: object, where: str) -> dict[str, str]:
@@ -174,10 +183,14 @@ def _seconds(value: object, where: str) -> float:
 
 
 def mcp_server_config(
-    name: str, table: Mapping[str, object], source: str, where: str
+    name: str, table: Mapping[str, object], source: str, where: str, *, user: bool = False
 ) -> McpServerConfig:
-    """One server's table (``config.toml`` or ``.mcp.json``), checked; ``where`` prefixes errors."""
-    unknown = sorted(set(table) - _MCP_SERVER_KEYS)
+    """One server's table (``config.toml`` or ``.mcp.json``), checked; ``where`` prefixes errors.
+
+    ``user``: the table comes from the user's own ``config.toml``, so ``trust`` and
+    ``read_only_tools`` are accepted there (and only there).
+    """
+    unknown = sorted(set(table) - _MCP_SERVER_KEYS - (MCP_USER_KEYS if user else frozenset()))
     if unknown:
         raise ConfigError(f"{where} has unknown keys: {', '.join(unknown)}")
     kind = table.get("type")
@@ -200,6 +213,14 @@ def mcp_server_config(
     args = table.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
         raise ConfigError(f"{where} args must be a list of strings")
+    trust = table.get("trust", False)
+    if not isinstance(trust, bool):
+        raise ConfigError(f"{where} trust must be true or false")
+    read_only_tools = table.get("read_only_tools", [])
+    if not isinstance(read_only_tools, list) or not all(
+        isinstance(t, str) and t for t in read_only_tools
+    ):
+        raise ConfigError(f"{where} read_only_tools must be a list of tool names")
     return McpServerConfig(
         name=name,
         transport=kind,
@@ -210,6 +231,8 @@ def mcp_server_config(
         url=url if kind != "stdio" else None,  # type: ignore[arg-type]
         headers=_str_map(table.get("headers", {}), f"{where} headers"),
         timeout=_seconds(table["timeout"], f"{where} timeout") if "timeout" in table else None,
+        trust=trust,
+        read_only_tools=tuple(read_only_tools),
     )
 
 
@@ -223,7 +246,7 @@ def _mcp_config(section: Mapping[str, object], path: Path) -> McpConfig:
         where = f"{path}: [mcp.servers.{name}]"
         if not isinstance(table, Mapping):
             raise ConfigError(f"{where} must be a table")
-        parsed[name] = mcp_server_config(name, table, str(path), where)
+        parsed[name] = mcp_server_config(name, table, str(path), where, user=True)
     counts = {}
     for key in ("max_tools", "tool_tokens"):
         value = section.get(key, getattr(McpConfig, key))

@@ -83,6 +83,9 @@ def claude_skills(hearth: Hearth) -> Path:
     (root / "shout" / "scripts" / "shout.py").write_text(SHOUT_SCRIPT)
     (root / "narrow").mkdir()
     (root / "narrow" / "SKILL.md").write_text(NARROW_MD)
+    # Why: a folder's own skills load once the user trusts it (tests/e2e/test_trust_folder.py).
+    trusted = hearth.run("workspace", "trust", str(hearth.workspace))
+    assert trusted.code == 0, trusted.err
     return root
 
 
@@ -310,6 +313,7 @@ def test_bad_skill_input_is_one_line_and_no_session(
     root = claude_skills(hearth)
     (root / "broken").mkdir()
     (root / "broken" / "SKILL.md").write_text("---\nname: broken\n---\nno description\n")
+    assert hearth.run("workspace", "trust", str(hearth.workspace)).code == 0  # as changed
     (hearth.workspace / "note.txt").write_text("quiet\n")
     (hearth.elsewhere / "x").write_text("outside\n")
     agent = agent_for(API, [])

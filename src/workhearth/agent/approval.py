@@ -196,12 +196,14 @@ class Policy:
     max_cost: float | None = None
     hide: tuple[str, ...] = ()  # absolute or ~/ paths hidden from commands, beside the defaults
     network: bool = True
+    env: tuple[str, ...] = ()  # variables named like secrets that quest commands still get
 
     @classmethod
     def from_config(cls, raw: Mapping[str, object], source: str = "config.toml") -> Policy:
         """Read ``[quest]``: ``denied_commands`` (replaces the defaults),
         ``extra_denied_commands`` (adds to them), ``max_steps``, ``max_seconds``, ``max_cost``,
-        ``hide`` (paths the sandbox hides, beyond the credential stores) and ``network``.
+        ``hide`` (paths every tool hides, beyond the credential stores), ``network`` and
+        ``env`` (variables named like credentials that quest commands still receive).
 
         ``source`` (the config file) starts the message of a :class:`ConfigError`.
         """
@@ -236,7 +238,11 @@ class Policy:
         network = table.get("network", True)
         if not isinstance(network, bool):
             raise ConfigError("[quest] network must be true or false")
-        return cls(tuple(denied), **limits, hide=hide, network=network)
+        env = _strings(table.get("env", ()), "env")
+        for name in env:
+            if not _ENV_NAME.fullmatch(name):
+                raise ConfigError(f"[quest] env entries must be variable names: {name!r}")
+        return cls(tuple(denied), **limits, hide=hide, network=network, env=env)
 
     def denied_rule(self, command: str) -> str | None:
         """The first denied rule ``command`` matches, or None."""
@@ -257,8 +263,10 @@ QUEST_KEYS = frozenset(
         "max_cost",
         "hide",
         "network",
+        "env",
     }
 )
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _strings(value: object, key: str) -> tuple[str, ...]:
@@ -391,7 +399,10 @@ class Gate:
         command: str | None = None,
         call_id: str = "",
         allow_always: bool = True,
+        preapproved: bool = False,
     ) -> Verdict:
+        """``preapproved``: the user's own config lets this tool run unasked (an MCP
+        server with ``trust = true``); it still never runs in ask mode."""
         if read_only:
             return Verdict("allowed-by-mode")
         if self.mode == "ask":
@@ -405,6 +416,8 @@ class Gate:
             if rule is not None:
                 return Verdict("denied-by-policy", f"the command matches the denied rule {rule!r}")
             return Verdict("allowed-by-mode")
+        if preapproved and rule is None:
+            return Verdict("allowed-by-config", "the user's config trusts this tool")
         if allow_always and rule is None and tool in self.always:
             return Verdict("allowed-by-user", "allowed for this session")
         warning = f"this command matches the denied rule {rule!r}" if rule else None

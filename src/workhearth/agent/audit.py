@@ -2,7 +2,8 @@
 
 Each line says when, which session and mode, which tool, what was decided and
 why (``allowed-by-mode``: a read-only tool, or quest mode; ``allowed-by-flag``:
-``--yes``; ``allowed-by-user`` / ``denied-by-user``: a person answered;
+``--yes``; ``allowed-by-config``: the user's config trusts the tool (an MCP
+server with ``trust = true``); ``allowed-by-user`` / ``denied-by-user``: a person answered;
 ``not-asked``: approval was needed and nobody could answer, so it did not run;
 ``denied-by-policy``: ask mode, a denied command, a path outside the authorized
 folders, invalid input), the arguments, how long it took and how it ended (``ok``
@@ -34,6 +35,7 @@ from workhearth.memory.secrets import redact
 Decision = Literal[
     "allowed-by-mode",
     "allowed-by-flag",
+    "allowed-by-config",
     "allowed-by-user",
     "denied-by-user",
     "not-asked",
@@ -42,6 +44,7 @@ Decision = Literal[
 DECISIONS: tuple[Decision, ...] = (
     "allowed-by-mode",
     "allowed-by-flag",
+    "allowed-by-config",
     "allowed-by-user",
     "denied-by-user",
     "not-asked",

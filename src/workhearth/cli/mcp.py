@@ -35,20 +35,31 @@ def serve_stdio(ctx: typer.Context) -> None:
 
 def _servers():  # -> MCPServers
     import os
-    import sys
 
     from workhearth.mcp.client import open_servers
 
     wh = hearth()
-    return open_servers(
-        wh.config,
-        wh.workspace,
-        os.environ,
-        lambda message: print(f"hearth: {message}", file=sys.stderr),
-    )
+    return open_servers(wh.config, wh.workspace, os.environ, _warn, wh.trust)
 
 
-def _server_row(spec) -> dict[str, object]:  # spec: McpServerConfig
+def _warn(message: str) -> None:
+    import sys
+
+    print(f"hearth: {message}", file=sys.stderr)
+
+
+def _untrusted():  # -> dict[str, McpServerConfig]
+    """The servers of this folder's .mcp.json while the user has not trusted it (as written)."""
+    from workhearth.mcp.client import read_mcp_json
+    from workhearth.trust import MCP_JSON
+
+    state = hearth().trust
+    if MCP_JSON not in state.pending:
+        return {}
+    return read_mcp_json(state.folder / MCP_JSON, None, lambda _message: None)
+
+
+def _server_row(spec, trusted: bool = True) -> dict[str, object]:  # spec: McpServerConfig
     # Why: env and header values may hold secrets; only their names are shown.
     return {
         "name": spec.name,
@@ -59,26 +70,57 @@ def _server_row(spec) -> dict[str, object]:  # spec: McpServerConfig
         "env": sorted(spec.env),
         "headers": sorted(spec.headers),
         "source": spec.source,
+        "loaded": trusted,
+        "trust": spec.trust,
+        "read_only_tools": list(spec.read_only_tools),
     }
 
 
 @app.command("list")
 def list_servers(json: JsonOpt = False) -> None:
     """The MCP servers hearth's agent may use, and the file each comes from."""
-    specs = list(_servers().specs.values())
+    loaded = _servers().specs
+    waiting = {n: s for n, s in _untrusted().items() if n not in loaded}
+    rows = [_server_row(s) for s in loaded.values()]
+    rows += [_server_row(s, trusted=False) for s in waiting.values()]
     if json:
-        print_json([_server_row(spec) for spec in specs])
+        print_json(rows)
         return
-    if not specs:
+    if not rows:
         print("no MCP server configured: add [mcp.servers.NAME] to config.toml or a .mcp.json here")
         return
     table(
-        ["name", "transport", "command / url", "source"],
+        ["name", "transport", "command / url", "source", "status"],
         [
-            [s.name, s.transport, s.url or " ".join([s.command or "", *s.args]), s.source]
-            for s in specs
+            [
+                str(r["name"]),
+                str(r["transport"]),
+                str(r["url"] or " ".join([str(r["command"] or ""), *r["args"]])),  # type: ignore[misc]
+                str(r["source"]),
+                "trusted" if r["trust"] else "loads" if r["loaded"] else "folder not trusted",
+            ]
+            for r in rows
         ],
     )
+    if waiting:
+        _warn(
+            f"servers of {hearth().trust.folder}/.mcp.json do not load until you trust the "
+            f"folder: `hearth workspace trust {hearth().trust.folder}`"
+        )
+
+
+def _open(name: str):  # -> MCPServers
+    """The servers, refusing by name one the user has not trusted yet."""
+    from workhearth.mcp.client import McpError
+
+    servers = _servers()
+    if name not in servers.specs and name in _untrusted():
+        folder = hearth().trust.folder
+        raise McpError(
+            f"MCP server {name!r} comes from {folder}/.mcp.json, which you have not trusted: "
+            f"run `hearth workspace trust {folder}` first"
+        )
+    return servers
 
 
 @app.command()
@@ -89,18 +131,36 @@ def tools(
     """Start one server and list its tools, as the agent sees them (mcp__NAME__TOOL)."""
     from workhearth.mcp.tools import exposed_name
 
-    servers = _servers()
+    servers = _open(name)
+    spec = servers.specs.get(name)
     try:
         found = servers.list_tools(name)
     finally:
         servers.close()
-    rows = [{**t.as_dict(), "exposed_name": exposed_name(name, t.name)} for t in found]
+    rows = [
+        {
+            **t.as_dict(),
+            "exposed_name": exposed_name(name, t.name),
+            # Why: the user's config decides; the server's readOnlyHint is only shown.
+            "read_only": spec is not None and t.name in spec.read_only_tools,
+            "needs_approval": not (spec and (spec.trust or t.name in spec.read_only_tools)),
+        }
+        for t in found
+    ]
     if json:
         print_json(rows)
         return
     table(
-        ["tool", "read-only", "description"],
-        [[r["exposed_name"], "yes" if r["read_only"] else "no", r["description"]] for r in rows],
+        ["tool", "read-only (your config)", "server's hint", "description"],
+        [
+            [
+                r["exposed_name"],
+                "yes" if r["read_only"] else "no",
+                "read-only" if r["read_only_hint"] else "-",
+                r["description"],
+            ]
+            for r in rows
+        ],
     )
 
 
@@ -112,7 +172,7 @@ def test(
     """Start one server, list its tools, and report how long that took."""
     import time
 
-    servers = _servers()
+    servers = _open(name)
     started = time.monotonic()
     try:
         found = servers.list_tools(name)

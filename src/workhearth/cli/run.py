@@ -104,11 +104,15 @@ def print_progress(write: Callable[[str], None]) -> Callable[[Any], None]:
 
 def _options(mode: str | None, model: str | None, yes: bool):  # -> RunOptions
     from workhearth.agent.runner import RunOptions
+    from workhearth.cli.trust import settle
     from workhearth.mcp.tools import run_tools
 
     def write(text: str) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
+
+    # Why first: the folder's .mcp.json and skills load only once the user trusts them.
+    settle(hearth(), sys.stdin, sys.stderr, os.environ)
 
     return RunOptions(
         mode=mode,  # type: ignore[arg-type]
@@ -123,6 +127,7 @@ def _options(mode: str | None, model: str | None, yes: bool):  # -> RunOptions
             hearth().workspace,
             os.environ,
             lambda message: print(f"hearth: {message}", file=sys.stderr),
+            hearth().trust,
         ),
     )
 
@@ -209,9 +214,12 @@ def _skill_task(task: str | None, skill: str | None, example: str | None, sets: 
             raise UsageError(f"--set {item!r}: write it as NAME=VALUE")
         values[name.strip()] = value
     from workhearth.agent.workspace import Workspaces
+    from workhearth.cli.trust import settle
     from workhearth.skills.library import make_file_check
 
     wh = hearth()
+    # Why: --skill may name one of the folder's own skills, loaded only once trusted.
+    settle(wh, sys.stdin, sys.stderr, os.environ)
     # Why: a file variable may name a file in any authorized folder, as the file tools may.
     roots = Workspaces(wh.paths, current=wh.workspace).roots()
     return wh.skills.render(skill, example, values, file_check=make_file_check(roots))

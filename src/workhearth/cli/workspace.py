@@ -1,4 +1,5 @@
-"""``hearth workspace add|list|remove``: the folders the agent may touch."""
+"""``hearth workspace add|list|remove|trust|untrust``: the folders the agent may touch,
+and the folders whose own ``.mcp.json``, skills and agents the user lets load."""
 
 from __future__ import annotations
 
@@ -61,9 +62,52 @@ def list_(json: JsonOpt = False) -> None:
     """Authorized folders (the current folder is always authorized for its own sessions)."""
     ws = _workspaces()
     rows = [item.as_dict() for item in ws.list()]
+    trusted = [state.as_dict() for state in _trust_store().folders()]
     if json:
-        print_json({"current": str(hearth().workspace), "authorized": rows})
+        print_json({"current": str(hearth().workspace), "authorized": rows, "trusted": trusted})
         return
     print(f"current folder: {hearth().workspace}")
     if rows:
         table(["authorized folder"], [[r["path"]] for r in rows])
+    if trusted:
+        table(
+            ["trusted folder", "items"],
+            [
+                [str(t["folder"]), ", ".join(f"{i['item']} ({i['status']})" for i in t["items"])]
+                for t in trusted
+            ],
+        )
+
+
+def _trust_store():  # -> TrustStore
+    from workhearth.trust import TrustStore
+
+    return TrustStore(hearth().paths)
+
+
+@app.command()
+def trust(folder: Annotated[Path, typer.Argument(metavar="DIR")]) -> None:
+    """Let DIR's .mcp.json, skills and agents load (asked again when they change)."""
+    from workhearth.cli.trust import describe
+
+    state = _trust_store().trust(folder)
+    if not state.present:
+        print(
+            f"trusted {state.folder} (it brings nothing yet; whatever it brings later "
+            "is asked about first)"
+        )
+        return
+    print(f"trusted {state.folder}; these load from now on, until they change:")
+    print("\n".join(describe(state, list(state.present), os.environ)))
+
+
+@app.command()
+def untrust(folder: Annotated[Path, typer.Argument(metavar="DIR")]) -> None:
+    """Stop loading DIR's .mcp.json, skills and agents."""
+    from workhearth.errors import NotFoundError
+
+    store = _trust_store()
+    real = store.check(folder).folder
+    if not store.untrust(folder):
+        raise NotFoundError(f"{real} is not a trusted folder")
+    print(f"no longer trusted: {real}")

@@ -2,7 +2,10 @@
 
 Servers come from ``[mcp.servers.NAME]`` in ``config.toml`` and from the workspace's
 ``.mcp.json`` (``{"mcpServers": {NAME: …}}``, the file Claude Code and Qwen Code read),
-``config.toml`` winning on a name clash with a warning.
+``config.toml`` winning on a name clash with a warning. A folder's ``.mcp.json`` is
+read only once the user trusts the folder (:mod:`workhearth.trust`), its ``${VAR}``
+only expanded then, and a ``trust`` key in it is never honoured. Every server starts
+with a minimal environment (:func:`server_environment`), never the user's secrets.
 
 The agent is synchronous and the SDK is async, so one event loop runs in a daemon
 thread; each server is one task there that holds its transport and session open
@@ -38,11 +41,28 @@ from typing import Any
 from workhearth.config import Config, McpServerConfig, mcp_server_config
 from workhearth.errors import ConfigError, HearthError
 from workhearth.fsutil import atomic_write, make_private_dir
+from workhearth.mcp.processes import GRACE, TERM_WAIT, ServerGroups
+from workhearth.trust import MCP_JSON, FolderTrust, file_digest
 
-MCP_JSON = ".mcp.json"
 # Why: fields other clients keep in .mcp.json that mean nothing here; ignored silently.
 _FOREIGN_KEYS = frozenset(
-    {"cwd", "trust", "description", "includeTools", "excludeTools", "disabled", "oauth"}
+    {"cwd", "description", "includeTools", "excludeTools", "disabled", "oauth"}
+)
+# Why: a folder cannot vouch for its own servers; only config.toml can (DESIGN §5).
+_USER_ONLY_KEYS = frozenset({"trust", "read_only_tools", "readOnlyTools", "autoApprove"})
+# What a server process inherits from hearth's environment: enough to find programs
+# and speak the user's language, nothing that could hold a secret.
+SERVER_ENV_NAMES = (
+    "PATH",
+    "HOME",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TERM",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TMPDIR",
 )
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 START_TIMEOUT = 30.0  # seconds a (re)start may take when a call needs the server
@@ -71,13 +91,33 @@ def _expand_all(value: Any, env: Mapping[str, str]) -> Any:
     return value
 
 
-def read_mcp_json(path: Path, env: Mapping[str, str], warn: Warn) -> dict[str, McpServerConfig]:
-    """The servers of one ``.mcp.json``; a missing file is none, a broken one a ConfigError."""
+def server_environment(env: Mapping[str, str]) -> dict[str, str]:
+    """The variables every MCP server starts with (its own ``env`` table adds to them)."""
+    return {name: env[name] for name in SERVER_ENV_NAMES if name in env}
+
+
+def read_mcp_json(
+    path: Path, env: Mapping[str, str] | None, warn: Warn, *, trusted_hash: str | None = None
+) -> dict[str, McpServerConfig]:
+    """The servers of one ``.mcp.json``; a missing file is none, a broken one a ConfigError.
+
+    ``env`` expands ``${VAR}``; None leaves every value as written (an untrusted
+    folder's file is shown, never filled with the user's variables). With
+    ``trusted_hash``, the bytes read must be the ones the user trusted (a file swapped
+    after the trust check is left out, with a warning).
+    """
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
+        data = path.read_bytes()
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except OSError as exc:
+        raise ConfigError(f"{path}: not a readable JSON file ({exc})") from None
+    if trusted_hash is not None and file_digest(data) != trusted_hash:
+        warn(f"{path} changed since you trusted it; its servers are left out of this run")
+        return {}
+    try:
+        raw = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: not a readable JSON file ({exc})") from None
     servers = raw.get("mcpServers", {}) if isinstance(raw, dict) else None
     if not isinstance(servers, dict):
@@ -87,7 +127,17 @@ def read_mcp_json(path: Path, env: Mapping[str, str], warn: Warn) -> dict[str, M
         where = f'{path}: mcpServers["{name}"]'
         if not isinstance(table, dict):
             raise ConfigError(f"{where} must be an object")
-        table = {k: v for k, v in _expand_all(table, env).items() if k not in _FOREIGN_KEYS}
+        vouched = sorted(k for k in table if k in _USER_ONLY_KEYS)
+        if vouched:
+            warn(
+                f"{where}: ignoring {', '.join(vouched)}: only config.toml can trust a server "
+                f"([mcp.servers.{name}] trust / read_only_tools)"
+            )
+        if env is not None:
+            table = _expand_all(table, env)
+        table = {
+            k: v for k, v in table.items() if k not in _FOREIGN_KEYS and k not in _USER_ONLY_KEYS
+        }
         if "httpUrl" in table:  # Qwen Code's name for a streamable-HTTP url
             table.setdefault("url", table.pop("httpUrl"))
             table.setdefault("type", "http")
@@ -107,11 +157,23 @@ _KNOWN = frozenset({"type", "command", "args", "env", "url", "headers", "timeout
 
 
 def configured_servers(
-    config: Config, workspace: Path, env: Mapping[str, str], warn: Warn
+    config: Config,
+    workspace: Path,
+    env: Mapping[str, str],
+    warn: Warn,
+    trust: FolderTrust | None = None,
 ) -> dict[str, McpServerConfig]:
-    """config.toml's servers, then the workspace's ``.mcp.json`` (config.toml wins a clash)."""
+    """config.toml's servers, then the workspace's ``.mcp.json`` (config.toml wins a clash).
+
+    The ``.mcp.json`` counts only when ``trust`` says the user trusted it as it is now.
+    """
     servers = dict(config.mcp.servers)
-    for name, spec in read_mcp_json(workspace / MCP_JSON, env, warn).items():
+    if trust is None or not trust.allows(MCP_JSON):
+        return servers
+    found = read_mcp_json(
+        trust.folder / MCP_JSON, env, warn, trusted_hash=trust.trusted.get(MCP_JSON)
+    )
+    for name, spec in found.items():
         if name in servers:
             warn(
                 f"MCP server {name!r} is in both {servers[name].source} and {spec.source}; "
@@ -142,7 +204,9 @@ class RemoteTool:
     name: str
     description: str
     input_schema: dict[str, Any]
-    read_only: bool  # annotated readOnlyHint; anything else counts as a write
+    # The server's own readOnlyHint: shown to the user, never trusted (DESIGN §5);
+    # what may run unasked is the user's [mcp.servers.NAME] read_only_tools / trust.
+    read_only_hint: bool
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -156,7 +220,7 @@ def _remote_tool(server: str, tool: Any) -> RemoteTool:
         name=tool.name,
         description=(tool.description or getattr(tool, "title", None) or "").strip(),
         input_schema=schema or {"type": "object", "properties": {}},
-        read_only=bool(annotations is not None and annotations.read_only_hint is True),
+        read_only_hint=bool(annotations is not None and annotations.read_only_hint is True),
     )
 
 
@@ -194,6 +258,7 @@ class _Conn:
     stop: asyncio.Event | None = None
     task: asyncio.Task[None] | None = None
     errlog: Any = None
+    process: Any = None  # a stdio server's ServerProcess
     started_at: float = 0.0
     tools: list[RemoteTool] = field(default_factory=list)
 
@@ -221,13 +286,19 @@ class MCPServers:
         env: Mapping[str, str],
         cwd: Path,
         call_timeout: float = 60.0,
+        start_timeout: float = START_TIMEOUT,
     ) -> None:
         self.specs = dict(specs)
         self.cache_dir = cache_dir
         self.env = dict(env)
         self.cwd = cwd
         self.call_timeout = call_timeout
+        self.start_timeout = start_timeout  # past it, a server still starting is ended
         self._conns = {name: _Conn(spec) for name, spec in self.specs.items()}
+        # Why: each stdio server's process group is recorded there, so the next run can
+        # end a group that a SIGKILLed hearth left behind (workhearth.mcp.processes).
+        self._groups = ServerGroups(cache_dir / "running" if cache_dir is not None else None)
+        self._closing = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -235,6 +306,7 @@ class MCPServers:
     # ------------------------------------------------------------ loop
     def _ensure_loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
+            self._groups.end_orphans()
             if self._loop is None:
                 loop = asyncio.new_event_loop()
                 thread = threading.Thread(target=loop.run_forever, name="hearth-mcp", daemon=True)
@@ -246,26 +318,46 @@ class MCPServers:
         return asyncio.run_coroutine_threadsafe(coro, self._ensure_loop())
 
     def close(self) -> None:
-        """Stop every server (their processes end) and the loop thread."""
+        """Stop every server and the loop thread; no server process outlives this."""
         loop = self._loop
-        if loop is None:
-            return
-        with contextlib.suppress(Exception):
-            self._submit(self._stop_all()).result(timeout=10)
-        loop.call_soon_threadsafe(loop.stop)
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-        self._loop = None
+        if loop is not None:
+            with contextlib.suppress(Exception):
+                self._submit(self._stop_all()).result(timeout=10)
+            loop.call_soon_threadsafe(loop.stop)
+            if self._thread is not None:
+                self._thread.join(timeout=5)
+            self._loop = None
+        # Why: a group the loop could not end in time is killed here, never left running.
+        self._groups.end_all()
+        self._closing = False
 
     async def _stop_all(self) -> None:
+        self._closing = True  # Why: a start already on its way must not begin a new server
         tasks = []
         for conn in self._conns.values():
+            if conn.task is None or conn.task.done():
+                continue
             if conn.stop is not None:
-                conn.stop.set()
-            if conn.task is not None:
-                tasks.append(conn.task)
+                conn.stop.set()  # the MCP shutdown: stdin closed, a grace period, then signals
+            if not _answered(conn):
+                # Why: a server still starting is not waited for; its group is killed at once
+                # (its stdout ends, so the start fails at once and the task ends).
+                if conn.process is not None:
+                    conn.process.kill()
+                else:
+                    conn.task.cancel()
+            tasks.append(conn.task)
         if tasks:
-            await asyncio.wait(tasks, timeout=8)
+            await asyncio.wait(tasks, timeout=GRACE + TERM_WAIT + 2)
+        for conn in self._conns.values():
+            if conn.ready is not None and not conn.ready.done():
+                conn.ready.set_exception(McpError(f"MCP server {conn.spec.name!r} was stopped"))
+        # Why: the waiters of those starts must see their outcome before the loop stops,
+        # or asyncio logs "exception was never retrieved" on hearth's stderr at exit.
+        others = asyncio.all_tasks() - {asyncio.current_task()}
+        if others:
+            await asyncio.wait(others, timeout=1)
+        await asyncio.sleep(0)
 
     # ------------------------------------------------------------ cache
     def _cache_file(self, spec: McpServerConfig) -> Path | None:
@@ -297,16 +389,17 @@ class MCPServers:
     # ------------------------------------------------------------ lifecycle (loop side)
     def _transport(self, spec: McpServerConfig, conn: _Conn) -> Any:
         if spec.transport == "stdio":
-            from mcp.client.stdio import StdioServerParameters, stdio_client
+            from workhearth.mcp.stdio import ServerProcess
 
             conn.errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
-            params = StdioServerParameters(
-                command=spec.command or "",
-                args=list(spec.args),
+            conn.process = process = ServerProcess(
+                [spec.command or "", *spec.args],
                 env={**self.env, **spec.env},
                 cwd=self.cwd,
+                errlog=conn.errlog,
+                groups=self._groups,
             )
-            return stdio_client(params, errlog=conn.errlog)
+            return process.streams()
         if spec.transport == "sse":
             from mcp.client.sse import sse_client
 
@@ -315,24 +408,20 @@ class MCPServers:
 
     async def _hold(self, conn: _Conn) -> None:
         """Open the connection, list the tools, then keep it open until told to stop."""
+        import anyio
+
         from mcp import ClientSession
 
         assert conn.ready is not None and conn.stop is not None
         try:
+            if conn.stop.is_set():  # Why: stopped before this task ever ran
+                raise McpError("stopped before it started")
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport(conn.spec, conn))
                 session = await stack.enter_async_context(ClientSession(read, write))
-                await session.initialize()
-                tools: list[RemoteTool] = []
-                cursor = None
-                while True:
-                    page = await session.list_tools(
-                        params=_page(cursor) if cursor is not None else None
-                    )
-                    tools += [_remote_tool(conn.spec.name, t) for t in page.tools]
-                    cursor = page.next_cursor
-                    if not cursor:
-                        break
+                # Why: a server that never answers is ended (its whole group), not kept.
+                with anyio.fail_after(self.start_timeout):
+                    tools = await _initialize(session, conn.spec.name)
                 conn.session, conn.tools = session, tools
                 self._save_cache(conn.spec.name, tools)
                 if not conn.ready.done():
@@ -340,7 +429,9 @@ class MCPServers:
                 await conn.stop.wait()
         except BaseException as exc:
             if conn.ready is not None and not conn.ready.done():
-                conn.ready.set_exception(self._start_error(conn, exc))
+                late = TimeoutError(f"no answer within {self.start_timeout:g} s")
+                why = late if isinstance(_first(exc), TimeoutError) else exc
+                conn.ready.set_exception(self._start_error(conn, why))
             if isinstance(exc, asyncio.CancelledError):
                 raise
         finally:
@@ -357,6 +448,8 @@ class MCPServers:
     async def _ensure(self, name: str) -> _Conn:
         """The server running, started (or restarted) when it is not."""
         conn = self._conns[name]
+        if self._closing:
+            raise McpError(f"MCP server {name!r} was stopped")
         if conn.ready is not None and conn.ready.done():
             failed = conn.ready.cancelled() or conn.ready.exception() is not None
             if not failed and conn.session is not None and conn.task and not conn.task.done():
@@ -413,6 +506,7 @@ class MCPServers:
     # ------------------------------------------------------------ public (any thread)
     def start(self, names: list[str]) -> dict[str, Future[list[RemoteTool]]]:
         """Start ``names`` in parallel now; one future of its tool list per server."""
+        self._groups.end_orphans()  # Why: also when every list is cached and nothing starts
         return {n: self._submit(self._start(n, START_TIMEOUT)) for n in names}
 
     def tool_lists(self, budget: float, warn: Warn | None = None) -> dict[str, list[RemoteTool]]:
@@ -468,6 +562,32 @@ class MCPServers:
             raise McpError(f"no MCP server named {name!r} (configured: {known})")
 
 
+def _first(exc: BaseException) -> BaseException:
+    """The first exception inside anyio's (nested) exception groups."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _answered(conn: _Conn) -> bool:
+    """Whether the server's start succeeded (it answered and listed its tools)."""
+    ready = conn.ready
+    return ready is not None and ready.done() and not ready.cancelled() and not ready.exception()
+
+
+async def _initialize(session: Any, server: str) -> list[RemoteTool]:
+    """The MCP handshake, then every page of the server's tool list."""
+    await session.initialize()
+    tools: list[RemoteTool] = []
+    cursor = None
+    while True:
+        page = await session.list_tools(params=_page(cursor) if cursor is not None else None)
+        tools += [_remote_tool(server, t) for t in page.tools]
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+
+
 def _page(cursor: str) -> Any:
     from mcp.types import PaginatedRequestParams
 
@@ -496,13 +616,19 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
 
 
-def open_servers(config: Config, workspace: Path, env: Mapping[str, str], warn: Warn) -> MCPServers:
+def open_servers(
+    config: Config,
+    workspace: Path,
+    env: Mapping[str, str],
+    warn: Warn,
+    trust: FolderTrust | None = None,
+) -> MCPServers:
     """The servers configured for ``workspace`` (none is fine: every call then fails cleanly)."""
-    specs = configured_servers(config, workspace, env, warn)
+    specs = configured_servers(config, workspace, env, warn, trust)
     return MCPServers(
         specs,
         cache_dir=config.home / "cache" / "mcp",
-        env=env,
+        env=server_environment(env),
         cwd=workspace,
         call_timeout=config.mcp.call_timeout,
     )
@@ -518,4 +644,5 @@ __all__ = [
     "configured_servers",
     "open_servers",
     "read_mcp_json",
+    "server_environment",
 ]

@@ -2,9 +2,15 @@
 
 Each remote tool becomes a registry :class:`Tool`, so it goes through the same
 path as a built-in one (``ToolRegistry.call``: the mode's gate, approval, the
-durability point before a side effect, the output bound, one audit line). A tool
-not annotated ``readOnlyHint`` counts as a write: it asks in agent mode, is refused
-in ask mode (and not offered there), runs in quest mode.
+durability point before a side effect, the output bound, one audit line).
+
+A server's annotations are hints, never permissions (DESIGN §5 Trust): a server that
+says ``readOnlyHint`` may still write. Only the user's ``config.toml`` decides:
+``[mcp.servers.NAME] read_only_tools = [...]`` are offered in ask mode and run
+unasked; ``trust = true`` lets every tool of the server run unasked in agent mode
+and offers the server in quest mode (its tools run outside the sandbox, so quest
+offers no other server). Every other tool asks in agent mode like a write, and is
+neither offered nor run in ask mode.
 
 Past ``[mcp] max_tools`` tools, or ``[mcp] tool_tokens`` tokens of tool specs, the
 model gets only ``search_capabilities`` and ``execute_capability``; the second
@@ -35,10 +41,18 @@ from workhearth.agent.tools import Tool, ToolContext, ToolRegistry, ToolResult, 
 from workhearth.agent.tools.registry import ToolOptions
 from workhearth.config import Config
 from workhearth.errors import ConfigError
-from workhearth.mcp.client import MCPServers, RemoteTool, Warn, configured_servers
+from workhearth.mcp.client import (
+    MCPServers,
+    RemoteTool,
+    Warn,
+    configured_servers,
+    server_environment,
+)
+from workhearth.mcp.processes import ServerGroups
 from workhearth.memory.index import MemoryIndex
 from workhearth.models.streaming import ToolSpec
 from workhearth.models.tokens import count_tokens
+from workhearth.trust import FolderTrust
 
 PREFIX = "mcp__"
 # Why: OpenAI and Anthropic both accept tool names matching ^[a-zA-Z0-9_-]{1,64}$.
@@ -90,7 +104,17 @@ def _preview(name: str) -> Callable[[ToolContext, BaseModel], str]:
     return preview
 
 
+def _quest_offers(trusted: bool) -> Callable[[ToolContext], bool]:
+    # Why: quest runs unattended and MCP servers run outside its sandbox, so only a
+    # server the user's config trusts is offered there.
+    return lambda ctx: trusted or ctx.mode != "quest"
+
+
 def make_tool(servers: MCPServers, remote: RemoteTool, name: str) -> McpTool:
+    spec = servers.specs.get(remote.server)
+    trusted = spec is not None and spec.trust
+    read_only = spec is not None and remote.name in spec.read_only_tools
+
     def run(_ctx: ToolContext, arguments: dict[str, Any]) -> ToolResult:
         outcome = servers.call(remote.server, remote.name, arguments)
         return ToolResult(outcome.text or "(no output)", outcome.is_error)
@@ -101,7 +125,12 @@ def make_tool(servers: MCPServers, remote: RemoteTool, name: str) -> McpTool:
         func=run,
         description=f"{remote.description}\n{where}".strip(),
         model=_Arguments,
-        options=ToolOptions(read_only=remote.read_only, preview=_preview(name)),
+        options=ToolOptions(
+            read_only=read_only,
+            preview=_preview(name),
+            offered=_quest_offers(trusted),
+            preapproved=trusted,
+        ),
         remote=remote,
     )
 
@@ -193,7 +222,13 @@ class Catalog:
 
 def _describe(t: McpTool) -> str:
     assert t.remote is not None
-    kind = "read-only" if t.read_only else "changes things (needs approval)"
+    kind = (
+        "read-only"
+        if t.read_only
+        else "runs unasked (trusted)"
+        if t.options.preapproved
+        else "may change things (needs approval)"
+    )
     schema = json.dumps(t.remote.input_schema, ensure_ascii=False, separators=(",", ":"))
     return f"- {t.name} — {' '.join(t.remote.description.split())[:300]} [{kind}]\n  arguments: {schema[:1500]}"
 
@@ -217,7 +252,11 @@ def meta_tools(tools: Sequence[McpTool], servers: Sequence[str]) -> list[Tool]:
         ],
         limit: Annotated[int, Field(ge=1, le=25)] = SEARCH_LIMIT,
     ) -> str:
-        found = [t for t in catalog.search(query, limit) if ctx.mode != "ask" or t.read_only]
+        found = [
+            t
+            for t in catalog.search(query, limit)
+            if (ctx.mode != "ask" or t.read_only) and t.offered(ctx)
+        ]
         if not found:
             return f"No capability matches {query!r}; try other words."
         return "\n".join(_describe(t) for t in found)
@@ -287,19 +326,26 @@ def agent_tools(
 
 
 def run_tools(
-    config: Config, workspace: Path, env: Mapping[str, str], warn: Warn
+    config: Config,
+    workspace: Path,
+    env: Mapping[str, str],
+    warn: Warn,
+    trust: FolderTrust | None = None,
 ) -> Callable[[], list[Tool]] | None:
     """For ``RunOptions.extra_tools``: the MCP tools of this workspace, built on first use.
 
     None when no server is configured (a run then never loads the SDK). The servers
     live as long as the process (an interactive session's turns share them) and
-    are stopped at exit. A broken ``.mcp.json`` warns and leaves MCP out of the run.
+    are stopped at exit. A broken ``.mcp.json`` warns and leaves MCP out of the run;
+    so does one the user has not trusted (``trust``; the caller says so).
     """
     try:
-        specs = configured_servers(config, workspace, env, warn)
+        specs = configured_servers(config, workspace, env, warn, trust)
     except ConfigError as exc:
         warn(f"{exc}; MCP servers are left out of this run")
         return None
+    # Why every run: a crashed run's servers are ended even if this folder now has none.
+    ServerGroups(config.home / "cache" / "mcp" / "running").end_orphans()
     if not specs:
         return None
     built: list[list[Tool]] = []
@@ -309,7 +355,7 @@ def run_tools(
             servers = MCPServers(
                 specs,
                 cache_dir=config.home / "cache" / "mcp",
-                env=env,
+                env=server_environment(env),
                 cwd=workspace,
                 call_timeout=config.mcp.call_timeout,
             )

@@ -38,7 +38,7 @@ from workhearth.errors import (
     UsageError,
 )
 from workhearth.server.deps import MemoryPool, allowed_methods
-from workhearth.server.routes import audit, files, memory, sessions, skills, trash
+from workhearth.server.routes import audit, files, memory, sessions, skills, trash, trust
 from workhearth.server.schemas import BODY_MAX, COMMON, ID_MAX, ErrorOut, InfoOut, LoginIn, errors
 from workhearth.server.security import COOKIE, SESSION_TTL, Auth, Guard, RequireLogin
 
@@ -152,6 +152,8 @@ def create_app(
     app.state.workspace = (workspace or Path.cwd()).absolute()
     app.state.auth = auth
     app.state.memories = MemoryPool(config)
+    # Why: /v1/trust names the variables a folder's MCP servers would inherit.
+    app.state.env = dict(env or {})
     app.state.tasks = (
         tasks_mod.TaskManager(config, app.state.workspace, env) if tasks_mod is not None else None
     )
@@ -159,7 +161,7 @@ def create_app(
     _install_error_handlers(app)
     # Why no auth dependency: RequireLogin checks every /v1/ path before routing.
     api: dict[str, Any] = {"responses": errors(*COMMON)}
-    for module in (memory, sessions, skills, trash, audit, files):
+    for module in (memory, sessions, skills, trash, audit, files, trust):
         app.include_router(module.router, **api)
     if tasks_routes is not None:
         app.include_router(tasks_routes.router, **api)

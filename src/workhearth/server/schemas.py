@@ -162,6 +162,38 @@ class LatestOut(BaseModel):
 
 
 # ------------------------------------------------------------------ skills
+class TrustItemOut(BaseModel):
+    item: str
+    status: Literal["trusted", "changed", "untrusted"]
+
+
+class TrustServerOut(BaseModel):
+    name: str
+    transport: str
+    command_line: str
+    receives: list[str]
+    adds: list[str]
+
+
+class TrustOut(BaseModel):
+    """A folder's trust: what it brings, what is trusted, and what its servers would run."""
+
+    folder: str
+    trusted: bool
+    trusted_at: float | None
+    items: list[TrustItemOut]
+    hashes: dict[str, str]
+    pending: list[str]
+    servers: list[TrustServerOut]
+    mcp_json_unreadable: bool
+
+
+class TrustIn(_Strict):
+    """The items the user saw and said yes to: item -> the hash GET /v1/trust gave."""
+
+    hashes: dict[str, Annotated[str, Field(max_length=128)]] = Field(max_length=16)
+
+
 class SkillOut(BaseModel):
     name: str
     description: str

@@ -3,7 +3,9 @@
 Precedence (first wins; a later skill of the same name is reported, not loaded):
 workspace ``.hearth/skills``, ``$HEARTH_HOME/skills``, built-in, ``.agents/skills``,
 ``~/.agents/skills``, ``.claude/skills``, ``~/.claude/skills``. Folders under the
-workspace count only when the workspace is authorized.
+workspace count only when the workspace is authorized and the user trusts what they
+hold now (:mod:`workhearth.trust`): a cloned repository's skills are its author's
+instructions and scripts, not the user's.
 
 Why a cache: listing parses every ``SKILL.md`` (YAML), which for 200 skills costs
 far more than the 50 ms a listing may take. Each folder's parse result is kept,
@@ -17,7 +19,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,8 @@ from workhearth.skills.model import Example, Skill, SkillError, Source
 from workhearth.skills.validate import METADATA_FILE, SKILL_FILE
 
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
+# The skill folders a workspace may bring (trust items, see workhearth.trust).
+WORKSPACE_SKILL_FOLDERS = (".hearth/skills", ".agents/skills", ".claude/skills")
 CACHE_VERSION = 1
 _memory_cache: dict[str, tuple[list[Any], dict[str, Any]]] = {}
 
@@ -82,13 +86,17 @@ class SkillLibrary:
         *,
         user_home: Path | None,
         workspace_authorized: bool,
+        trusted: Callable[[], Collection[str]] | None = None,
         language: str = "en",
         builtin_dir: Path = BUILTIN_DIR,
     ) -> None:
+        """``trusted()`` gives the workspace's items (``".claude/skills"``…) the user
+        trusts as they are now, asked again at each scan; None trusts none of them."""
         self.paths = paths
         self.workspace = Path(workspace)
         self.user_home = user_home
         self.workspace_authorized = workspace_authorized
+        self.trusted = trusted or (lambda: ())
         self.language = language
         self.builtin_dir = builtin_dir
         self.cache_file = paths.home / "cache" / "skills.json"
@@ -97,14 +105,15 @@ class SkillLibrary:
     # ------------------------------------------------------------ discovery
     def roots(self) -> builtins.list[tuple[Source, Path]]:
         """Where skills are looked for, in precedence order (unauthorized workspace left out)."""
-        ws, home = self.workspace, self.user_home
+        home = self.user_home
+        trusted = set(self.trusted()) if self.workspace_authorized else set()
         out: builtins.list[tuple[Source, Path | None]] = [
-            ("workspace", ws / ".hearth" / "skills" if self.workspace_authorized else None),
+            ("workspace", self._workspace_root(".hearth/skills", trusted)),
             ("user", self.paths.skills),
             ("builtin", self.builtin_dir),
-            ("agents-workspace", ws / ".agents" / "skills" if self.workspace_authorized else None),
+            ("agents-workspace", self._workspace_root(".agents/skills", trusted)),
             ("agents-user", home / ".agents" / "skills" if home else None),
-            ("claude-workspace", ws / ".claude" / "skills" if self.workspace_authorized else None),
+            ("claude-workspace", self._workspace_root(".claude/skills", trusted)),
             ("claude-user", home / ".claude" / "skills" if home else None),
         ]
         seen: set[str] = set()
@@ -119,19 +128,41 @@ class SkillLibrary:
                 roots.append((source, root))
         return roots
 
+    def _workspace_root(self, item: str, trusted: Collection[str]) -> Path | None:
+        if not self.workspace_authorized or item not in trusted:
+            return None
+        return self.workspace / item
+
+    def _left_out(self, roots: Collection[Path]) -> builtins.list[str]:
+        """One warning per workspace skill folder that exists but is not loaded."""
+        warnings = []
+        for item in WORKSPACE_SKILL_FOLDERS:
+            folder = self.workspace / item
+            if not folder.is_dir() or folder in roots:
+                continue
+            if self.user_home is not None and os.path.realpath(folder) in {
+                os.path.realpath(self.user_home / ".agents" / "skills"),
+                os.path.realpath(self.user_home / ".claude" / "skills"),
+            }:
+                continue  # Why: in the home folder these are the user's own skills
+            if not self.workspace_authorized:
+                warnings.append(
+                    f"skills in {folder} are not loaded: this workspace is not authorized"
+                )
+            else:
+                warnings.append(
+                    f"skills in {folder} are not loaded: this folder is not trusted "
+                    f"(run `hearth workspace trust {self.workspace}` to load them)"
+                )
+        return warnings
+
     def _scan(self) -> tuple[builtins.list[Skill], builtins.list[str]]:
         cache = self._load_cache()
         dirty = False
         chosen: dict[str, Skill] = {}
-        warnings: builtins.list[str] = []
-        if not self.workspace_authorized:
-            for sub in (".hearth", ".agents", ".claude"):
-                if (self.workspace / sub / "skills").is_dir():
-                    warnings.append(
-                        f"skills in {self.workspace / sub / 'skills'} are not loaded: "
-                        "this workspace is not authorized"
-                    )
-        for source, root in self.roots():
+        roots = self.roots()
+        warnings: builtins.list[str] = self._left_out({root for _, root in roots})
+        for source, root in roots:
             try:
                 entries = sorted(os.scandir(root), key=lambda e: e.name)
             except OSError:
@@ -259,10 +290,13 @@ class SkillLibrary:
 
     # ------------------------------------------------------------- changes
     def install(self, source: Path, *, force: bool = False) -> Skill:
-        """Copy a skill folder, ``.zip`` or ``.skill`` archive into ``$HEARTH_HOME/skills``."""
+        """Copy a skill folder, ``.zip`` or ``.skill`` archive into ``$HEARTH_HOME/skills``.
+
+        One named like an installed or a built-in skill needs ``force``.
+        """
         from workhearth.skills.install import install
 
-        folder = install(Path(source), self.paths.skills, force=force)
+        folder = install(Path(source), self.paths.skills, force=force, builtin_dir=self.builtin_dir)
         self.refresh()
         return _skill(_parse(folder), "user", folder)
 

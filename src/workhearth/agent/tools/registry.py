@@ -51,6 +51,8 @@ class ToolOptions:
     output_limit: int | None = None
     alone: bool = False
     offered: Offered | None = None
+    # Why: the user's own config (not the tool) may let a tool run unasked in agent mode.
+    preapproved: bool = False
 
 
 def tool(
@@ -230,6 +232,7 @@ class ToolRegistry:
                 command=getattr(args, opts.command_arg) if opts.command_arg else None,
                 call_id=ctx.call_id,
                 allow_always=opts.allow_always,
+                preapproved=opts.preapproved,
             )
         except KeyboardInterrupt:
             raise
@@ -260,7 +263,7 @@ class ToolRegistry:
             raise
         except Exception as exc:
             result = ToolResult(_error_text(t.name, exc), True)
-        return verdict.decision, result
+        return ctx.decided or verdict.decision, result
 
     @staticmethod
     def _audit(

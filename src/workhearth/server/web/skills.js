@@ -4,6 +4,7 @@ import { api, listOf, q } from "./api.js";
 import { clear, h } from "./dom.js";
 import { getLang, t } from "./i18n.js";
 import { remember } from "./chat.js";
+import { trustBanner } from "./trust.js";
 import { errorToast, info } from "./ui.js";
 
 let skills = [];
@@ -177,7 +178,9 @@ export async function show(section) {
   const grid = h("ul", { class: "grid", "aria-label": t("nav.skills") });
   const panel = h("div", { class: "example-panel", hidden: true });
   const summary = h("p", { class: "muted", "aria-live": "polite", text: t("loading") });
-  section.append(h("p", { class: "muted", text: t("skills.hint") }), summary, panel, grid);
+  const trust = h("div", { class: "trust-host" });
+  section.append(trust, h("p", { class: "muted", text: t("skills.hint") }), summary, panel, grid);
+  trustBanner(trust, () => show(section));
   try {
     const listed = listOf(await api("/v1/skills"), "skills");
     skills = await Promise.all(
