@@ -1,6 +1,6 @@
 """Adversary benchmark: kill, race, fill and freeze a real ``HEARTH_HOME``, count what is lost.
 
-Four trials, each bounded in count and time, all on this machine (no network):
+Five trials, each bounded in count and time, all on this machine (no network):
 
 1. **SIGKILL appenders.** A child process appends session events through the library and
    prints each event's number once ``append_message`` returned; the parent kills it with
@@ -18,6 +18,14 @@ Four trials, each bounded in count and time, all on this machine (no network):
    the reason otherwise.
 4. **Read-only home.** A populated home bind-mounted read-only: every read command of the
    real ``hearth`` CLI must still work. Needs root; skipped with the reason otherwise.
+5. **PostgreSQL stops under the team server** (``hearth serve --store``): each request
+   while it is down must be a quick 503, and the first 200 must come within seconds of
+   its return, from a busy and from an idle server. Needs PostgreSQL's binaries (Debian's,
+   or ``--pg-bin DIR``): it stops and starts a cluster of its own; skipped otherwise.
+
+Then the side-door attacks of issue #17 (``bench/side_doors.py``: zip chains, folder
+configs, lying servers, quest persistence, NUL): tries and failures of each, through the
+real ``hearth``; ``--side-doors-only`` runs just those.
 
 Run ``.venv/bin/python bench/adversary.py`` (about a minute; ``--quick`` for a few
 seconds). Tables go to stdout, raw numbers to ``--out``.
@@ -503,6 +511,149 @@ def trial_read_only(tmp: Path) -> dict[str, Any]:
     return results
 
 
+# ------------------------------------------------------- team outage
+def _pg_bindir(given: Path | None) -> tuple[Path | None, str | None]:
+    """PostgreSQL's binaries (``--pg-bin``, else Debian's newest), or why the trial skips."""
+    import glob
+
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        return None, "no psycopg (pip install 'workhearth[team]')"
+    if given is not None:
+        return (given, None) if (given / "pg_ctl").exists() else (None, f"no pg_ctl in {given}")
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/pg_ctl"))
+    if not found:
+        return None, "no PostgreSQL binaries (pass --pg-bin DIR): it stops and starts its own"
+    return Path(found[-1]).parent, None
+
+
+def trial_team_outage(tmp: Path, bindir: Path) -> dict[str, Any]:
+    """PostgreSQL stops under ``hearth serve --store``: how long each request takes while
+    it is down (and with what status), and how soon after its return the first 200 comes,
+    from a busy server (polled every 0.1 s) and from one left idle through the outage."""
+    import httpx
+    import psycopg
+
+    from workhearth.team.store import PgBank, connect
+    from workhearth.team.users import add_user
+
+    # Why its own temp folder in the system's: ``tmp`` and its parents may be private to
+    # this user, and PostgreSQL runs as another when this is root.
+    root = Path(tempfile.mkdtemp(prefix="hearth-adversary-pg-"))
+    as_pg = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    if as_pg:
+        shutil.chown(root, "postgres", "postgres")
+    data, port = root / "data", _free_port()
+    subprocess.run(
+        [
+            *(*as_pg, str(bindir / "initdb"), "-D", str(data), "-U", "postgres"),
+            *("--auth=trust", "-E", "UTF8", "--locale=C.UTF-8"),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    opts = f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories={root}"
+
+    def ctl(*args: str) -> None:
+        cmd = [*as_pg, str(bindir / "pg_ctl"), "-D", str(data), "-w", *args]
+        subprocess.run(cmd, check=True, capture_output=True, timeout=120)
+
+    ctl("-l", str(root / "log"), "-o", opts, "start")
+    home, srv = tmp / "team-home", None
+    home.mkdir()
+    try:
+        url = f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        PgBank(url).close()
+        with connect(url) as conn:
+            token = add_user(conn, "ann")
+        http_port = _free_port()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HEARTH_")}
+        env["HEARTH_HOME"] = str(home)
+        srv = subprocess.Popen(
+            [*HEARTH, "serve", "--store", url, "--port", str(http_port)],
+            cwd=home,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        c = httpx.Client(
+            base_url=f"http://127.0.0.1:{http_port}",
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=120,
+        )
+        _first_200(c, limit=60)
+        c.post("/v1/memory", json={"content": "before the outage"})
+        ctl("-m", "fast", "stop")
+        down = []
+        for _ in range(5):
+            t0 = time.monotonic()
+            status = c.get("/v1/memory").status_code
+            down.append({"status": status, "seconds": round(time.monotonic() - t0, 3)})
+        ctl("-l", str(root / "log"), "-o", opts, "start")
+        busy_back = _first_200(c, limit=600)
+        ctl("-m", "fast", "stop")
+        time.sleep(2)  # idle: no request while it is down
+        ctl("-l", str(root / "log"), "-o", opts, "start")
+        t0 = time.monotonic()
+        first_idle = c.get("/v1/memory").status_code
+        idle_first_s = time.monotonic() - t0
+        idle_back = idle_first_s + (0.0 if first_idle == 200 else _first_200(c, limit=600))
+        c.close()
+    finally:
+        if srv is not None:
+            srv.kill()
+            srv.wait(30)
+        with contextlib.suppress(subprocess.SubprocessError):
+            ctl("-m", "immediate", "stop")
+        shutil.rmtree(root, ignore_errors=True)
+    log(f"team outage: down {down}, back after {busy_back:.2f} s (busy), {idle_back:.2f} s (idle)")
+    return {
+        "down": down,
+        "down_max_s": max(d["seconds"] for d in down),
+        "down_all_503": all(d["status"] == 503 for d in down),
+        "busy_first_200_s": round(busy_back, 3),
+        "idle_first_status": first_idle,
+        "idle_first_200_s": round(idle_back, 3),
+        "psycopg": psycopg.__version__,
+    }
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _first_200(c: Any, limit: float) -> float:
+    """Seconds until ``GET /v1/memory`` answers 200 (every 0.1 s; ``limit`` at most)."""
+    import httpx
+
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit:
+        with contextlib.suppress(httpx.TransportError):
+            if c.get("/v1/memory").status_code == 200:
+                return time.monotonic() - t0
+        time.sleep(0.1)
+    return float("inf")
+
+
+def report_team_outage(out: dict[str, Any]) -> None:
+    print("\n### PostgreSQL stops under the team server\n")
+    if "skipped" in out:
+        print(f"skipped: {out['skipped']}")
+        return
+    print("| measure | value |")
+    print("|---|---:|")
+    print(f"| slowest request while down (s) | {out['down_max_s']:.2f} |")
+    print(f"| every request while down was a 503 | {'yes' if out['down_all_503'] else 'NO'} |")
+    print(f"| first 200 after its return, busy server (s) | {out['busy_first_200_s']:.2f} |")
+    print(f"| first request after its return, idle server | {out['idle_first_status']} |")
+    print(f"| first 200 after its return, idle server (s) | {out['idle_first_200_s']:.2f} |")
+
+
 # ------------------------------------------------------------------ report
 def report(res: dict[str, Any]) -> None:
     print("\n### SIGKILL of an appending process\n")
@@ -552,6 +703,34 @@ def report(res: dict[str, Any]) -> None:
             print(
                 f"| `hearth {name}` | {'yes' if row['ok'] else 'NO: ' + ' '.join(row['stderr'])} |"
             )
+    if "side_doors" in res:
+        from side_doors import side_doors_table
+
+        print("\n".join(side_doors_table(res["side_doors"])))
+
+
+def _side_doors(tmp: Path, args: argparse.Namespace) -> dict[str, Any]:
+    # Why imported here: it loads the test helpers (a scripted model); --child runs skip them.
+    from side_doors import run_side_doors
+
+    return run_side_doors(tmp, random.Random(args.seed), quick=args.quick)
+
+
+def side_doors_only(args: argparse.Namespace, tmp: Path) -> None:
+    """``--side-doors-only``: the side-door table and JSON, nothing else."""
+    try:
+        res: dict[str, Any] = {
+            "date": datetime.date.today().isoformat(),
+            "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+            "side_doors": _side_doors(tmp, args),
+        }
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    from side_doors import side_doors_table
+
+    print("\n".join(side_doors_table(res["side_doors"])))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(res, indent=2) + "\n")
 
 
 def main() -> None:
@@ -570,16 +749,23 @@ def main() -> None:
     ap.add_argument("--savers", type=int, default=8, help="concurrent saver processes")
     ap.add_argument("--seconds", type=float, default=5.0, help="length of the savers race")
     ap.add_argument("--disk-kb", type=int, default=4096, help="size of the full tmpfs")
-    ap.add_argument("--quick", action="store_true", help="a few seconds: 3 kills, 2 s race")
+    ap.add_argument("--quick", action="store_true", help="3 kills, 2 s race, fewer side-door tries")
     ap.add_argument("--seed", type=int, default=20261201)
+    ap.add_argument(
+        "--side-doors-only", action="store_true", help="only the side-door attacks (issue #17)"
+    )
     ap.add_argument("--tmp", type=Path, default=None, help="scratch folder (default: a temp dir)")
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "adversary.json")
+    ap.add_argument("--pg-bin", type=Path, default=None, help="PostgreSQL's bin folder")
     args = ap.parse_args()
     if args.quick:
         args.kills, args.seconds, args.savers = 3, 2.0, 4
     rng = random.Random(args.seed)
     random.seed(args.seed)
     tmp = Path(tempfile.mkdtemp(prefix="hearth-adversary-", dir=args.tmp))
+    if args.side_doors_only:
+        side_doors_only(args, tmp)
+        return
     try:
         res: dict[str, Any] = {
             "date": datetime.date.today().isoformat(),
@@ -592,9 +778,13 @@ def main() -> None:
             {"skipped": why} if why else trial_full_disk(tmp, args.disk_kb, max_saves=5000)
         )
         res["read_only"] = {"skipped": why} if why else trial_read_only(tmp)
+        bindir, why = _pg_bindir(args.pg_bin)
+        res["team_outage"] = {"skipped": why} if bindir is None else trial_team_outage(tmp, bindir)
+        res["side_doors"] = _side_doors(tmp, args)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     report(res)
+    report_team_outage(res["team_outage"])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(res, indent=2) + "\n")
 

@@ -58,3 +58,36 @@ def test_file_lock_is_released_when_the_block_raises(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError), file_lock(lock):
         raise RuntimeError("boom")
     assert _try_lock(lock)
+
+
+def test_making_an_open_database_private_keeps_its_locks(tmp_path: Path) -> None:
+    """Closing any descriptor of a file drops this process's POSIX locks on it: making a
+    database private while a connection of ours holds a lock must not open it (the
+    bench/adversary NUL trial found another process writing underneath the server)."""
+    import sqlite3
+    import subprocess
+    import sys
+
+    from workhearth.fsutil import make_private_file
+
+    path = tmp_path / "index.sqlite"
+    make_private_file(path)
+    db = sqlite3.connect(path, isolation_level=None)
+    db.execute("CREATE TABLE t (x)")
+    db.execute("BEGIN IMMEDIATE")  # a RESERVED lock: nobody else may write now
+    path.chmod(0o644)
+    make_private_file(path)
+    assert path.stat().st_mode & 0o777 == 0o600
+    other = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sqlite3, sys; db = sqlite3.connect(sys.argv[1], timeout=0, "
+            "isolation_level=None); db.execute('BEGIN IMMEDIATE')",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    db.execute("ROLLBACK")
+    assert other.returncode != 0 and "locked" in other.stderr, other.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import stat
@@ -44,14 +45,26 @@ def make_private_file(path: Path) -> None:
     Why: SQLite creates a database and its ``-wal``/``-shm`` with mode 0644 less
     the umask, the companions copying the database's mode; a database file that
     exists with 0600 before SQLite opens it keeps all three private.
+
+    Why never open an existing file: closing *any* descriptor of a file drops every
+    POSIX lock this process holds on it, so opening a SQLite database that another
+    connection of the process has open would silently release that connection's
+    locks (SQLite's "How To Corrupt An SQLite Database File" §2.2) — a second process
+    could then write underneath it. An existing file is changed by path instead.
     """
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
-        mode = stat.S_IMODE(os.fstat(fd).st_mode)
+        fd = os.open(
+            path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+        )
+    except FileExistsError:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            raise OSError(errno.ELOOP, "a link where a private file belongs", str(path)) from None
+        mode = stat.S_IMODE(st.st_mode)
         if mode & 0o077:
-            os.fchmod(fd, mode & 0o700)
-    finally:
-        os.close(fd)
+            os.chmod(path, mode & 0o700)
+        return
+    os.close(fd)  # Why safe: nobody held a lock on a file that did not exist
 
 
 def write_all(fd: int, data: bytes) -> None:
