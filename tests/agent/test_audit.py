@@ -125,3 +125,20 @@ def test_torn_lines_are_skipped_and_threads_never_interleave(tmp_path: Path) -> 
         fh.write(b'{"time": 1, "sess')  # a crash mid-line
     assert len(log.read()) == 200
     assert len(log.read(session="s3")) == 25
+
+
+def test_a_started_line_shows_until_its_call_ends(tmp_path: Path) -> None:
+    log = AuditLog(tmp_path / "audit.jsonl")
+    for call, outcome in (("c1", "started"), ("c2", "started"), ("c1", "error")):
+        log.record(
+            session="s1",
+            mode="agent",
+            tool="shell",
+            decision="allowed-by-flag",
+            outcome=outcome,  # type: ignore[arg-type]
+            summary="started, outcome unknown" if outcome == "started" else "exit code 2",
+            call_id=call,
+        )
+    assert len((tmp_path / "audit.jsonl").read_bytes().splitlines()) == 3  # all kept on disk
+    # c1 ended; c2 was cut off (a killed hearth): it stays "started".
+    assert [(r.call_id, r.outcome) for r in log.read()] == [("c2", "started"), ("c1", "error")]

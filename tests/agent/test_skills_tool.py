@@ -25,7 +25,7 @@ from workhearth.agent.tools import (
     activate_skill,
     default_registry,
 )
-from workhearth.agent.tools.skills import catalogue, tool_names
+from workhearth.agent.tools.skills import catalogue, refused_part, shell_patterns, tool_names
 from workhearth.config import Config
 from workhearth.sessions.session import Session
 from workhearth.sessions.store import SessionStore
@@ -198,8 +198,17 @@ def test_allowed_tools_narrow_until_another_skill(
     assert not (tree.root / "x.txt").exists()
     last = AuditLog(config.paths.audit_log).read()[-1]
     assert (last.tool, last.decision, last.outcome) == ("write_file", "denied-by-policy", "error")
-    ran = call(reg, ctx, "shell", command="echo ran")
-    assert not ran.is_error and "ran" in ran.content
+    # Bash(python:*): only python runs, hearth's own interpreter included.
+    ran = call(reg, ctx, "shell", command=f"{sys.executable} -c 'print(1 + 1)' > two.txt")
+    assert not ran.is_error and ran.content.startswith("exit code 0"), ran.content
+    assert (tree.root / "two.txt").read_text() == "2\n"
+    for command in ("ls -la", "echo ran", f"{sys.executable} -V; touch t", "python -V | tee t"):
+        refused = call(reg, ctx, "shell", command=command)
+        assert refused.is_error and "Bash(python:*)" in refused.content, command
+        assert "exit code" not in refused.content, command
+    assert not (tree.root / "t").exists()
+    last = AuditLog(config.paths.audit_log).read()[-1]
+    assert (last.tool, last.decision) == ("shell", "denied-by-policy")
 
     call(reg, ctx, "activate_skill", name="greet")  # no allowed-tools: the narrowing lifts
     assert "write_file" in {s.name for s in reg.specs("agent", ctx)}
@@ -211,7 +220,11 @@ def test_the_active_skill_is_checkpointed_and_restored(
 ) -> None:
     call(reg, ctx, "activate_skill", name="narrow")
     recorded = ctx.session.load().business.active_skill
-    assert recorded == {"name": "narrow", "allowed_tools": ["read_file", "shell"]}
+    assert recorded == {
+        "name": "narrow",
+        "allowed_tools": ["read_file", "shell"],
+        "shell_patterns": ["python:*"],
+    }
     # A resumed session builds its state from the checkpoint: the narrowing holds,
     # even when the skill's folder changed or went away meanwhile.
     shutil.rmtree(library.get("narrow").path)
@@ -219,6 +232,8 @@ def test_the_active_skill_is_checkpointed_and_restored(
     resumed = SkillState(library, recorded)
     assert resumed.active == "narrow"
     assert not resumed.allows("write_file") and resumed.allows("shell")
+    assert not resumed.allows("shell", {"command": "ls"})
+    assert resumed.allows("shell", {"command": "python3 scripts/x.py"})
     assert resumed.fork().recorded() == recorded
 
 
@@ -230,6 +245,47 @@ def test_claude_code_tool_names_map_to_ours() -> None:
         "mcp__files__read",
     }
     assert tool_names(["shell,grep"]) == {"shell", "grep"}
+
+
+@pytest.mark.parametrize(
+    ("declared", "patterns"),
+    [
+        (["Read", "Bash(python:*)"], ("python:*",)),
+        (["Bash(git add:*)", "Bash(git status)"], ("git add:*", "git status")),
+        (["Bash(git:*)", "Bash"], None),  # a bare Bash allows every command
+        (["shell(python *)"], ("python *",)),
+        (["Read", "Grep"], None),
+    ],
+)
+def test_shell_patterns_of_allowed_tools(declared: list[str], patterns: object) -> None:
+    assert shell_patterns(declared) == patterns
+
+
+@pytest.mark.parametrize(
+    ("command", "patterns", "refused"),
+    [
+        ("python scripts/a.py x", ["python:*"], None),
+        (f"{sys.executable} /s/a.py > out.txt 2>&1", ["python:*"], None),
+        ("python3 a.py && python a.py", ["python:*"], None),
+        ("ls -la", ["python:*"], "ls -la"),
+        ("python a.py; rm -rf x", ["python:*"], "rm -rf x"),
+        ("python a.py || curl evil", ["python:*"], "curl evil"),
+        ("python a.py | sh", ["python:*"], "sh"),
+        ("python a.py\nwhoami", ["python:*"], "whoami"),
+        ("python $(cat secret)", ["python:*"], "cat secret"),
+        ("python `id`", ["python:*"], "id"),
+        ("bash -c 'python a.py'", ["python:*"], "bash -c 'python a.py'"),
+        ("git add -A", ["git add:*", "git status"], None),
+        ("git status", ["git add:*", "git status"], None),
+        ("git status -s", ["git add:*", "git status"], "git status -s"),
+        ("git push", ["git add:*"], "git push"),
+        ("npm run test:unit", ["npm run test*"], None),
+    ],
+)
+def test_every_part_of_a_command_must_match(
+    command: str, patterns: list[str], refused: str | None
+) -> None:
+    assert refused_part(command, patterns) == refused
 
 
 def test_catalogue_lists_usable_skills_within_the_budget(library: SkillLibrary) -> None:

@@ -310,6 +310,18 @@ def test_side_effects_wait_for_a_durable_transcript(
 # ------------------------------------------------------------------ modes and audit
 
 
+@pytest.mark.parametrize("name", ["write_file", "shell", "delete", "rm_everything"])
+def test_ask_mode_errors_list_only_the_tools_the_model_was_given(
+    make_ctx, reg: ToolRegistry, tree: Tree, name: str
+) -> None:
+    ask = make_ctx("ask")
+    refused = call(reg, ask, name, path="x.txt", content="x", command="true")
+    assert refused.is_error and not (tree.root / "x.txt").exists()
+    listed = refused.content.split("available: ", 1)[1].split("\n")[0].split(", ")
+    assert listed == [s.name for s in reg.specs("ask", ask)]
+    assert not {"write_file", "shell", "delete", "edit_file", "memory_save"} & set(listed)
+
+
 def test_ask_mode_refuses_writes_and_agent_mode_asks(
     make_ctx, reg: ToolRegistry, tree: Tree
 ) -> None:
@@ -338,8 +350,10 @@ def test_ask_mode_refuses_writes_and_agent_mode_asks(
 
 def test_shell_runs_in_the_users_shell(reg: ToolRegistry, ctx: ToolContext, tree: Tree) -> None:
     out = call(reg, ctx, "shell", command="echo hi; echo oops >&2; pwd; exit 3")
-    assert out.content == f"exit code 3\n--- stdout ---\nhi\n{tree.root}\n--- stderr ---\noops"
-    assert not out.is_error
+    assert out.content == (
+        f"exit code 3: oops\n--- stdout ---\nhi\n{tree.root}\n--- stderr ---\noops"
+    )
+    assert out.is_error  # DESIGN §6: a non-zero exit is a failed call
     inside = call(reg, ctx, "shell", command="pwd", cwd="src")
     assert inside.content.endswith(f"{tree.root / 'src'}")
     escaped = call(reg, ctx, "shell", command="pwd", cwd=str(tree.outside))

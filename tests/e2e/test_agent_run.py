@@ -484,7 +484,7 @@ def test_quest_stops_at_max_steps_with_a_non_zero_exit(hearth: Hearth, agent_for
     result = agent.run("run", "look around", "--mode", "quest")
 
     assert result.code != 0
-    assert "max steps" in result.err
+    assert "failed: it reached its step limit" in result.err
     (session_id,) = agent.session_ids()
     assert f"hearth resume {session_id}" in result.err
     assert "Traceback" not in result.err

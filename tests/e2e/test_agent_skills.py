@@ -207,10 +207,15 @@ def test_run_with_skill_and_example_renders_activates_and_narrows(
     result = agent.run("run", "--skill", "narrow", "look at note.txt", "--yes")
     assert result.code == 0, result.err
     first, second = agent.fake.bodies
-    # Pre-activated: its body comes with the task, and its allowed-tools hold from the start.
-    task = first["messages"][1]["content"]
-    task = task if isinstance(task, str) else json.dumps(task)
-    assert task.startswith("look at note.txt") and "NARROW-BODY-MARKER" in task
+    # Pre-activated: the user's words stay the prompt; the skill's body reaches the model
+    # as its own activate_skill call and result (issue #18 item 6); its allowed-tools hold
+    # from the start, and the terminal shows the skill in use.
+    assert first["messages"][1] == {"role": "user", "content": "look at note.txt"}
+    (call,) = first["messages"][2]["tool_calls"]
+    assert call["function"]["name"] == "activate_skill"
+    assert json.loads(call["function"]["arguments"]) == {"name": "narrow"}
+    assert "NARROW-BODY-MARKER" in first["messages"][3]["content"]
+    assert "[activate_skill narrow] ok" in result.out
     assert tool_names(first) == {"activate_skill", "read_file", "list_dir", "glob", "grep"}
     refused, _ = tool_results(API, second)["call_w"]
     assert "not allowed while the skill 'narrow' is active" in refused
@@ -218,6 +223,9 @@ def test_run_with_skill_and_example_renders_activates_and_narrows(
     (session_id,) = agent.session_ids()
     state = checkpoint_state(agent, session_id)
     assert state["active_skill"] == {"name": "narrow", "allowed_tools": ["grep", "read_file"]}
+    listed = agent.run("sessions", "list", "--json")
+    (row,) = [r for r in json.loads(listed.out) if r["session_id"] == session_id]
+    assert row["title"] == "look at note.txt", row
 
     # --example renders the example's prompt with the --set values, then runs it.
     agent2 = agent_for(API, [text_reply(API, "ok")])
@@ -226,8 +234,10 @@ def test_run_with_skill_and_example_renders_activates_and_narrows(
         "--set", "output=loud.txt", "--yes",
     )  # fmt: skip
     assert result.code == 0, result.err
-    task = json.dumps(agent2.fake.bodies[0]["messages"][1]["content"])
-    assert task.startswith('"Shout note.txt into loud.txt.') and "SHOUT-BODY-MARKER" in task
+    sent = agent2.fake.bodies[0]["messages"]
+    assert sent[1]["content"].startswith("Shout note.txt into loud.txt.")
+    assert "SHOUT-BODY-MARKER" not in sent[1]["content"]
+    assert "SHOUT-BODY-MARKER" in sent[3]["content"]
 
 
 def test_a_resumed_session_keeps_its_skill_and_narrowing(

@@ -47,6 +47,17 @@ class Block:
         return out
 
     @property
+    def costs(self) -> list[tuple[str, int]]:
+        """(level, tokens of its marker line and text) of every pick."""
+        out: list[tuple[str, int]] = []
+        for line in self.lines:
+            if (m := MARKER.match(line)) is not None:
+                out.append((m["level"], 0))
+            if out:
+                out[-1] = (out[-1][0], out[-1][1] + count_tokens(line))
+        return out
+
+    @property
     def overhead(self) -> int:
         marks = [x for x in self.lines if MARKER.match(x)]
         return count_tokens(self.title) + sum(count_tokens(x) for x in marks)
@@ -122,26 +133,50 @@ def test_inside_a_level_the_best_match_comes_first(wh: Workhearth) -> None:
 
 
 @pytest.mark.parametrize("budget", [1, 12, 40, 75, 150, 10_000])
-def test_context_stays_inside_the_budget_per_layer(wh: Workhearth, budget: int) -> None:
+def test_budget_caps_the_whole_context_headings_included(wh: Workhearth, budget: int) -> None:
     _mixed(wh)
     hand = [f"hand line {i} about soil" for i in range(60)]
     (wh.memory.folder("project") / "notes.md").write_text("# Notes\n\n" + "\n".join(hand) + "\n")
     wh.memory.index()
     context = wh.memory.context(topic="soil", budget=budget)
-    for block in blocks(context).values():
-        assert block.text_tokens <= budget
+    assert count_tokens(context) <= budget
+    parts = blocks(context)
+    assert count_tokens(context) == sum(block.tokens for block in parts.values())
+    for block in parts.values():
         assert block.tokens == block.text_tokens + block.overhead  # nothing else is added
     everything = "\n".join(t for _, t in picks(context))
     assert all(line in everything for line in hand) == (budget == 10_000)
 
 
+@pytest.mark.parametrize("budget", [20, 40, 80])
+def test_a_layer_budget_caps_its_part_heading_included(tmp_path: Path, budget: int) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text(f"[memory]\nuser_budget = {budget}\n")
+    w = Workhearth(workspace=tmp_path / "ws", env={"HEARTH_HOME": str(home)})
+    for i in range(6):
+        w.memory.save(
+            f"the user likes tea number {i}", layer="user", level=("critical", "low")[i % 2]
+        )
+    user = blocks(w.memory.context()).get("user")
+    assert user is None or user.tokens <= budget
+    assert budget < 80 or user is not None  # a heading and one entry fit in 80
+
+
 def test_a_tight_budget_keeps_the_critical_entries(wh: Workhearth) -> None:
     _mixed(wh)
-    full = picks(wh.memory.context())
-    critical = sum(count_tokens(t) for lv, t in full if lv == "critical")
-    smallest_other = min(count_tokens(t) for lv, t in full if lv != "critical")
-    tight = picks(wh.memory.context(budget=critical + smallest_other - 1))
-    assert [lv for lv, _ in tight] == ["critical"] * 4
+    full = blocks(wh.memory.context())
+    critical = sum(
+        count_tokens(block.title) + sum(cost for lv, cost in block.costs if lv == "critical")
+        for block in full.values()
+    )
+    smallest_other = min(
+        cost for block in full.values() for lv, cost in block.costs if lv != "critical"
+    )
+    tight = wh.memory.context(budget=critical + smallest_other - 1)
+    assert count_tokens(tight) == critical
+    levels = [lv for block in blocks(tight).values() for lv, _ in block.picks]
+    assert levels == ["critical"] * 5  # four of the project, one of the user
 
 
 # ----------------------------------------------------------------- eviction

@@ -16,10 +16,10 @@ import pytest
 from tests.e2e.test_agent_run import calls_reply, stream_pieces, text_reply
 from tests.fake_providers import FakeProvider, Reply
 from tests.server.tasks_helpers import MODEL, Api, model_env, running_api
-from workhearth.cli.run import NO_MODEL
 from workhearth.config import load_config
 from workhearth.sessions.reconstruct import INTERRUPTED_TOOL_TEXT
 from workhearth.sessions.store import SessionStore
+from workhearth.tasks.words import NO_MODEL
 
 Serve = Callable[[list[Reply]], FakeProvider]
 
@@ -61,11 +61,15 @@ def test_a_task_streams_its_answer_to_done(api_for: Callable[..., Api], tmp_path
     assert names[0] == "status" and seen[0].data == {"status": "running"}
     assert "".join(e.data["text"] for e in seen if e.name == "text") == "Hello from the task."
     assert names[-2:] == ["status", "done"]
-    assert seen[-2].data == {"status": "done"} and seen[-1].data == {"reason": "done"}
+    assert seen[-2].data == {"status": "done"} and seen[-1].data == {
+        "reason": "done",
+        "status": "done",
+    }
     assert [e.id for e in seen] == list(range(1, len(seen) + 1))
     assert api.client.get(f"/v1/tasks/{sid}").json() == {
         "session_id": sid,
         "status": "done",
+        "reason": None,
         "pending_approval": None,
     }
     listed = {s["session_id"]: s for s in api.client.get("/v1/sessions").json()["sessions"]}
@@ -96,8 +100,17 @@ def test_agent_mode_waits_for_approval_and_once_lets_it_run(
         assert answer.status_code == 204, answer.text
         rest = list(events)
     result = next(e for e in rest if e.name == "tool_result")
-    assert result.data == {"id": "call_w1", "ok": True, "summary": "ok"}
-    assert rest[-1].data == {"reason": "done"}
+    changes = result.data.pop("changes")
+    assert result.data == {
+        "id": "call_w1",
+        "name": "write_file",
+        "subject": "note.txt",
+        "ok": True,
+        "summary": "ok",
+    }
+    # What changed on disk during the call, as measured (issue #18 item 5).
+    assert [(c["path"], c["kind"]) for c in changes] == [("note.txt", "created")]
+    assert rest[-1].data == {"reason": "done", "status": "done"}
     assert (tmp_path / "workspace" / "note.txt").read_text() == "hi"
     (record,) = [r for r in audit(tmp_path / "home") if r["call_id"] == "call_w1"]
     assert record["decision"] == "allowed-by-user"
@@ -119,8 +132,14 @@ def test_a_deny_from_the_page_is_respected(api_for: Callable[..., Api], tmp_path
         assert answer.status_code == 204
         rest = list(events)
     result = next(e for e in rest if e.name == "tool_result")
-    assert result.data == {"id": "call_d1", "ok": False, "summary": "denied by you"}
-    assert rest[-1].data == {"reason": "done"}
+    assert result.data == {
+        "id": "call_d1",
+        "name": "write_file",
+        "subject": "note.txt",
+        "ok": False,
+        "summary": "denied by you",
+    }
+    assert rest[-1].data == {"reason": "done", "status": "done"}
     assert not (tmp_path / "workspace" / "note.txt").exists()
     (record,) = [r for r in audit(tmp_path / "home") if r["call_id"] == "call_d1"]
     assert record["decision"] == "denied-by-user"
@@ -139,7 +158,7 @@ def test_stop_while_waiting_for_approval_then_resume(
         assert stopped.status_code == 202
         rest = list(events)
     assert rest[-2].data == {"status": "stopped"}
-    assert rest[-1].data == {"reason": "stopped"}
+    assert rest[-1].data == {"reason": "stopped", "status": "stopped"}
     assert not (tmp_path / "workspace" / "note.txt").exists()
     # Why not-asked: nobody answered the question; stopping is not the user's "no".
     (record,) = [r for r in audit(tmp_path / "home") if r["call_id"] == "call_s1"]
@@ -152,7 +171,7 @@ def test_stop_while_waiting_for_approval_then_resume(
     with api.events(sid) as events:
         again = list(events)
     assert "".join(e.data["text"] for e in again if e.name == "text") == "Picked up again."
-    assert again[-1].data == {"reason": "done"}
+    assert again[-1].data == {"reason": "done", "status": "done"}
     # The model was told the stopped call was interrupted, never that the user denied it.
     body = api.fake.bodies[-1]  # type: ignore[attr-defined]
     (told,) = [m["content"] for m in body["messages"] if m.get("tool_call_id") == "call_s1"]
@@ -170,7 +189,7 @@ def test_stop_while_the_reply_streams(api_for: Callable[..., Api], tmp_path: Pat
         api.until(events, "text")
         assert api.client.post(f"/v1/tasks/{sid}/stop").status_code == 202
         rest = list(events)
-    assert rest[-1].data == {"reason": "stopped"}
+    assert rest[-1].data == {"reason": "stopped", "status": "stopped"}
     streamed = "".join(e.data["text"] for e in rest if e.name == "text")
     assert "word39" not in streamed
     info = api.client.get(f"/v1/tasks/{sid}").json()
@@ -193,7 +212,7 @@ def test_reopening_the_page_replays_then_goes_on_live(
         assert [(e.id, e.name, e.data) for e in replay] == [(e.id, e.name, e.data) for e in first]
         api.client.post(f"/v1/tasks/{sid}/approvals/call_r1", json={"answer": "always"})
         live = list(events)
-    assert live[-1].data == {"reason": "done"}
+    assert live[-1].data == {"reason": "done", "status": "done"}
     # A reconnect with Last-Event-ID gets only what came after it.
     with api.events(sid, **{"Last-Event-ID": str(live[-3].id)}) as events:
         tail = list(events)

@@ -152,7 +152,7 @@ def test_kill_the_server_mid_task_then_continue(hearth: Hearth, serve: Serve, ho
                 standing = list(read_events(answer.iter_lines()))
             assert [(e.name, e.data) for e in standing] == [
                 ("status", {"status": "stopped"}),
-                ("done", {"reason": "stopped"}),
+                ("done", {"reason": "stopped", "status": "stopped"}),
             ]
             resumed = served.client.post(f"/v1/tasks/{sid}/resume")
             assert resumed.status_code == 202, resumed.text
@@ -160,7 +160,7 @@ def test_kill_the_server_mid_task_then_continue(hearth: Hearth, serve: Serve, ho
                 after = list(read_events(answer.iter_lines()))
             text = "".join(e.data["text"] for e in after if e.name == "text")
             assert text == "Resumed and finished."
-            assert after[-1].data == {"reason": "done"}
+            assert after[-1].data == {"reason": "done", "status": "done"}
             assert served.client.get(f"/v1/tasks/{sid}").json()["status"] == "done"
 
     assert_valid_requests("openai", fresh.fake)
@@ -197,4 +197,4 @@ def test_ctrl_c_stops_the_server_while_a_page_watches_a_task(hearth: Hearth, ser
     records = [r for r in agent.audit() if r["call_id"] == "call_i1"]
     assert [r["decision"] for r in records] == ["not-asked"]
     with hearth.store().open(sid) as session:
-        assert transcript_status(session) == "stopped"
+        assert transcript_status(session) == ("stopped", None)

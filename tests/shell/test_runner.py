@@ -122,3 +122,26 @@ def test_commands_start_from_a_small_environment_the_snapshot_fills(
     assert "OPENAI_API_KEY" not in base_env(env)
     result = run('echo "${OPENAI_API_KEY-unset}"; hi', bash_user.workspace, snap, 5, env)
     assert result.stdout == "unset\nhi\n"
+
+
+def test_the_guard_is_invisible_to_the_command(bash_user: UserShell, snap: Snapshot) -> None:
+    """A bare ``wait`` does not wait for the guard; stdin is still empty; the group is
+    recorded while the command runs and forgotten after."""
+    from workhearth.procgroups import ProcessGroups
+
+    records = bash_user.workspace.parent / "running"
+    seen = f"ls {records}"
+    started = time.monotonic()
+    result = run(
+        f"(sleep 0.1; echo child) & wait; cat; {seen}",
+        bash_user.workspace,
+        snap,
+        10,
+        bash_user.env,
+        groups=ProcessGroups(records),
+    )
+    assert time.monotonic() - started < 5
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "child" and lines[1].endswith(".json"), lines
+    assert list(records.glob("*.json")) == []

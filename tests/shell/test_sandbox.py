@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,6 +23,7 @@ from workhearth.shell.sandbox import (
     NOT_INSTALLED,
     Sandbox,
     expand_hidden,
+    interpreter_paths,
     sandbox_available,
     sandbox_status,
 )
@@ -198,6 +200,42 @@ def test_hearth_home_inside_the_workspace_is_hidden_except_snapshot_and_skills(
     assert _digest(paths.home) == before
     assert go("echo still > fine.txt").exit_code == 0
     assert (bash_user.workspace / "fine.txt").read_text() == "still\n"
+
+
+@needs_bwrap
+def test_exposed_paths_in_the_host_tmp_are_bound_back_read_only(
+    bash_user: UserShell, tmp_path: Path
+) -> None:
+    # Issue #18 item 8: hearth's home (its skills) or its interpreter may live in the
+    # host's /tmp, which the private /tmp covers; what is exposed comes back, read-only.
+    assert str(tmp_path).startswith("/tmp/"), "the test needs tmp_path under /tmp"
+    skill = tmp_path / "skills" / "greet"
+    (skill / "scripts").mkdir(parents=True)
+    (skill / "scripts" / "greet.sh").write_text("echo greeted\n")
+    (tmp_path / "other.txt").write_text("not exposed\n")
+    snap = capture(bash_user.paths, bash_user.workspace, bash_user.env)
+    # tmp_path itself holds the workspace: exposing it would make the workspace read-only.
+    sandbox = Sandbox.create(
+        [bash_user.workspace], tmp_path / "session-tmp", STATUS, exposed=[skill, tmp_path]
+    )
+    assert sandbox is not None
+    assert set(interpreter_paths()) <= set(sandbox.exposed)
+
+    def go(command: str):
+        return run(command, bash_user.workspace, snap, 10, bash_user.env, sandbox=sandbox)
+
+    ran = go(f"sh '{skill}/scripts/greet.sh'")
+    assert (ran.exit_code, ran.stdout) == (0, "greeted\n"), ran.stderr
+    assert go(f"touch '{skill}/x'").exit_code != 0
+    assert go(f"cat '{tmp_path}/other.txt'").exit_code != 0
+    assert go("echo w > written.txt").exit_code == 0
+    assert not (skill / "x").exists()
+    assert (bash_user.workspace / "written.txt").read_text() == "w\n"
+
+
+def test_interpreter_paths_name_this_python() -> None:
+    found = {str(p) for p in interpreter_paths()}
+    assert {sys.prefix, sys.base_prefix, os.path.dirname(sys.executable)} <= found
 
 
 @pytest.fixture

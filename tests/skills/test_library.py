@@ -138,26 +138,66 @@ def test_a_skill_written_for_another_agent_is_listed_and_usable(places: Places) 
 
 def test_a_broken_skill_is_listed_with_problems_and_never_loaded(places: Places) -> None:
     write_skill(places.home / "skills", "good")
+    (places.home / "skills" / "mute").mkdir(parents=True)
+    (places.home / "skills" / "mute" / "SKILL.md").write_text("---\nname: mute\n---\nBody.\n")
+    (places.home / "skills" / "nofront").mkdir(parents=True)
+    (places.home / "skills" / "nofront" / "SKILL.md").write_text("# just text\n")
+    write_skill(places.home / "skills", "narrowed", extra="allowed-tools: 3\n")
+    lib = places.lib()
+    by_name = {s.name: s for s in lib.list()}
+    assert by_name["good"].ok and by_name["good"].problems == ()
+    assert by_name["mute"].status == "broken"
+    assert by_name["mute"].problems == ("SKILL.md:2: missing required field 'description'",)
+    assert by_name["mute"].as_dict()["problems"] == list(by_name["mute"].problems)
+    for name in ("mute", "nofront", "narrowed"):
+        assert by_name[name].status == "broken", name
+        with pytest.raises(SkillError, match="is broken"):
+            lib.body(name)
+        with pytest.raises(SkillError, match="is broken"):
+            lib.render(name, "x", {})
+    assert lib.catalogue(1000) == "good: d"
+
+
+def test_a_claude_code_skill_loads_with_its_deviations_as_warnings(places: Places) -> None:
+    # Issue #18 item 9: Claude Code skills carry keys such as version: and free-form names.
+    root = places.ws / ".claude" / "skills"
+    (root / "changelog").mkdir(parents=True)
+    (root / "changelog" / "SKILL.md").write_text(
+        "---\nname: Changelog Writer\ndescription: Write a changelog from git history.\n"
+        "version: 1.0.0\nallowed-tools: Bash(python:*)\n---\nWrite it.\n"
+    )
     write_skill(places.home / "skills", "bad", extra="model: opus\n")
     write_skill(places.home / "skills", "misnamed").joinpath("SKILL.md").write_text(
         "---\nname: other\ndescription: d\n---\n"
     )
     lib = places.lib()
     by_name = {s.name: s for s in lib.list()}
-    assert by_name["good"].ok
-    assert by_name["bad"].status == "broken"
-    assert by_name["bad"].problems == (
-        "SKILL.md:4: unknown field 'model' (allowed: name, description, license, "
+    writer = by_name["Changelog Writer"]
+    assert writer.status == "ok" and writer.path == root / "changelog"
+    assert writer.problems == (
+        "SKILL.md:4: unknown field 'version' (allowed: name, description, license, "
         "compatibility, metadata, allowed-tools)",
+        "SKILL.md:2: name 'Changelog Writer' may hold only a-z, 0-9 and '-', "
+        "and may not start or end with '-' or hold '--'",
+        "SKILL.md:2: name 'Changelog Writer' differs from its folder name 'changelog'",
     )
-    assert by_name["bad"].as_dict()["problems"] == list(by_name["bad"].problems)
-    assert by_name["misnamed"].status == "broken"  # listed under its folder name
-    for name in ("bad", "misnamed"):
-        with pytest.raises(SkillError, match="is broken"):
-            lib.body(name)
-        with pytest.raises(SkillError, match="is broken"):
-            lib.render(name, "x", {})
-    assert lib.catalogue(1000) == "good: d"
+    assert writer.as_dict()["status"] == "ok" and len(writer.as_dict()["problems"]) == 3
+    assert writer.allowed_tools == ("Bash(python:*)",)
+    assert lib.body("Changelog Writer") == lib.body("changelog") == "Write it.\n"
+    assert by_name["bad"].ok and "unknown field 'model'" in by_name["bad"].problems[0]
+    assert by_name["other"].ok and by_name["other"].path.name == "misnamed"
+    assert "Changelog Writer: Write a changelog from git history." in lib.catalogue(1000)
+    assert "other: d" in lib.catalogue(1000)
+
+
+def test_a_skill_named_like_another_is_hidden_by_it(places: Places) -> None:
+    write_skill(places.home / "skills", "docs")
+    folder = places.user / ".claude" / "skills" / "mine"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: docs\ndescription: other docs\n---\n")
+    lib = places.lib()
+    assert [s.path for s in lib.list() if s.name == "docs"] == [places.home / "skills" / "docs"]
+    assert any("'docs'" in w and "is hidden by" in w for w in lib.warnings())
 
 
 def test_a_broken_metadata_file_breaks_the_skill(places: Places) -> None:

@@ -138,3 +138,38 @@ def test_unreadable_files_are_problems_not_exceptions(tmp_path: Path) -> None:
     assert validate(folder) == []
     (folder / ".skill-metadata.yaml").write_text("examples: 3\n", encoding="utf-8")
     assert validate(folder) == [".skill-metadata.yaml:1: examples must be a list"]
+
+
+def test_only_what_leaves_nothing_usable_is_an_error(tmp_path: Path) -> None:
+    # Issue #18 item 9: deviations are listed (strict), but only these break the skill.
+    lenient = parse_skill_text(
+        "---\nname: Changelog Writer\ndescription: d\nversion: 1.0.0\n"
+        "metadata:\n  version: 1.0\nlicense: 3\n---\nbody\n",
+        "changelog",
+    )
+    assert lenient.errors == [] and len(lenient.problems) == 5, lenient.problems
+    assert lenient.name == "Changelog Writer" and lenient.body == "body\n"
+    for text, message in [
+        ("---\nname: demo\n---\n", "missing required field 'description'"),
+        ("---\nname: demo\ndescription: ' '\n---\n", "description must be non-empty"),
+        ("---\nname: demo\ndescription: d\nallowed-tools: 3\n---\n", "allowed-tools must"),
+        ("# no frontmatter\n", "no YAML frontmatter"),
+        ("---\ndescription: [unclosed\n---\n", "not valid YAML"),
+    ]:
+        parsed = parse_skill_text(text, "demo")
+        assert len(parsed.errors) == 1 and message in parsed.errors[0], parsed.problems
+        assert set(parsed.errors) <= set(parsed.problems)
+    folder = tmp_path / "demo"
+    folder.mkdir()
+    assert read_skill(folder).errors == ["SKILL.md: missing"]
+    (folder / "SKILL.md").write_text("---\nname: Demo\ndescription: d\nversion: 2\n---\n")
+    assert read_skill(folder).errors == []
+    assert len(validate(folder)) == 3  # strict: names every deviation
+
+
+def test_allowed_tools_keep_patterns_whole() -> None:
+    parsed = parse_skill_text(
+        "---\nname: d\ndescription: d\nallowed-tools: Read, Bash(git add:*) Bash(python:*)\n---\n",
+        "d",
+    )
+    assert parsed.allowed_tools == ("Read", "Bash(git add:*)", "Bash(python:*)")

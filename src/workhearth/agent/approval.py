@@ -67,6 +67,8 @@ _WRAPPERS = frozenset(
 )
 _ASSIGN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _OPERATOR = re.compile(r"^[();<>|&\n]+$")
+# A redirection: the word after it names a file (or a descriptor), not a command.
+_REDIRECT = re.compile(r"^(?:&?>>?|>&|>\||<<?<?|<&|<>)$")
 _FLAG_ALIASES = {"--recursive": "-r", "-R": "-r", "--force": "-f"}
 
 
@@ -295,16 +297,28 @@ def simple_commands(command: str, _depth: int = 0) -> Iterator[list[str]]:
     if _depth > 5:
         return
     current: list[str] = []
+    target = False
     for token in [*_tokens(command), ";"]:
-        if _OPERATOR.match(token):
-            if current:
-                yield from _unwrap(current, _depth)
-            current = []
+        if target and not _OPERATOR.match(token):
+            # Why: `cmd > out.txt 2>&1` is one command; its file is no command of its own.
+            target = False
+            yield from _substitutions(token, _depth)
             continue
-        for mark in ("$(", "`"):
-            if mark in token:
-                yield from simple_commands(token.split(mark, 1)[1].replace("`", " "), _depth + 1)
+        target = bool(_REDIRECT.match(token))
+        if _OPERATOR.match(token):
+            if current and not target:
+                yield from _unwrap(current, _depth)
+                current = []
+            continue
+        yield from _substitutions(token, _depth)
         current.append(token.replace("`", "").removeprefix("$"))
+
+
+def _substitutions(token: str, depth: int) -> Iterator[list[str]]:
+    """The simple commands inside a word's ``$(…)`` or backticks."""
+    for mark in ("$(", "`"):
+        if mark in token:
+            yield from simple_commands(token.split(mark, 1)[1].replace("`", " "), depth + 1)
 
 
 def _unwrap(tokens: list[str], depth: int) -> Iterator[list[str]]:

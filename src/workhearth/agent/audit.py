@@ -9,6 +9,11 @@ server with ``trust = true``); ``allowed-by-user`` / ``denied-by-user``: a perso
 folders, invalid input), the arguments, how long it took and how it ended (``ok``
 or ``error`` with a one-line summary; never the full output).
 
+A command (the ``shell`` tool) gets a line when it starts, with outcome ``started``,
+and its usual line when it ends, so a hearth killed meanwhile leaves "started, outcome
+unknown" behind. :meth:`AuditLog.read` shows a started line only while no later line
+of the same call ended it.
+
 Arguments are made safe before they are written: every string goes through
 :func:`workhearth.memory.secrets.redact`, values under secret-looking keys
 (``api_key``, ``token``, ``password``…) are dropped, and long strings are cut,
@@ -50,7 +55,8 @@ DECISIONS: tuple[Decision, ...] = (
     "not-asked",
     "denied-by-policy",
 )
-Outcome = Literal["ok", "error"]
+Outcome = Literal["ok", "error", "started"]
+STARTED_SUMMARY = "started, outcome unknown"
 
 STRING_LIMIT = 300
 SUMMARY_LIMIT = 200
@@ -180,7 +186,27 @@ class AuditLog:
                 continue
             if session is None or rec.session == session:
                 out.append(rec)
+        out = _without_ended_starts(out)
         return out[-limit:] if limit else out
+
+
+def _call_key(rec: AuditRecord) -> tuple[str | None, str, str] | None:
+    return None if rec.call_id is None else (rec.session, rec.tool, rec.call_id)
+
+
+def _without_ended_starts(records: list[AuditRecord]) -> list[AuditRecord]:
+    """``records`` less each ``started`` line that a later line of the same call ended."""
+    ended: set[tuple[str | None, str, str]] = set()
+    kept: list[AuditRecord] = []
+    for rec in reversed(records):
+        key = _call_key(rec)
+        if rec.outcome == "started" and key is not None and key in ended:
+            continue
+        if rec.outcome != "started" and key is not None:
+            ended.add(key)
+        kept.append(rec)
+    kept.reverse()
+    return kept
 
 
 @contextlib.contextmanager

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -111,6 +112,8 @@ class Agent:
         self.mode = mode
         self.limits = limits or Limits()
         self.listener = listener or (lambda _e: None)
+        # (name, activation text) of the skill a new task starts with (``--skill``).
+        self.skill_intro: tuple[str, str] | None = None
         self.compactor = compactor
         self.parallel_tools = parallel_tools
         # Why: a resumed session keeps counting where it stopped, so quest cost limits hold.
@@ -119,6 +122,39 @@ class Agent:
         self.usage = Usage(int(used.get("input_tokens", 0)), int(used.get("output_tokens", 0)))
         self.cost: float | None = previous.cost
         self.models: list[str] = []
+
+    def _introduce_skill(self, name: str, text: str) -> None:
+        """The skill a task starts with, as its own ``activate_skill`` call and result.
+
+        Why: the user's words stay the prompt (and the session's title); the skill's
+        instructions reach the model as its own part of the context, exactly as if it
+        had activated the skill, and every surface shows the call ("using skill …").
+        """
+        call_id = f"skill_{uuid.uuid4().hex[:16]}"
+        args = {"name": name}
+        self.listener(ToolEvent("start", "activate_skill", call_id, args))
+        self.session.append_message(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": call_id, "name": "activate_skill", "input": args}
+                ],
+            }
+        )
+        self.session.append_message(
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": call_id,
+                        "content": text,
+                        "is_error": False,
+                    }
+                ],
+            }
+        )
+        self.listener(ToolEvent("end", "activate_skill", call_id, args, ToolResult(text)))
 
     # ---------------------------------------------------------------- state
     def checkpoint(self, *, pinned: str | None = None) -> None:
@@ -137,6 +173,8 @@ class Agent:
             cost=self.cost,
             tier=getattr(self.model, "tier", None),
             pinned=pinned or business.pinned,
+            # Why: a new run's state supersedes how the last run ended (tasks.service).
+            extra={k: v for k, v in business.extra.items() if k != "outcome"},
         )
         self.session.checkpoint(business)
 
@@ -166,6 +204,8 @@ class Agent:
             self.session.append_message(
                 {"role": "user", "content": [{"type": "text", "text": task}]}
             )
+            if self.skill_intro is not None:
+                self._introduce_skill(*self.skill_intro)
             self.session.turn_end()
         messages = self._conversation()
         if not messages or messages[-1]["role"] != "user":

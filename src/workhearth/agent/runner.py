@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 from workhearth.agent import scratch
 from workhearth.agent.approval import ApprovalRequest, Approver, Gate, Policy, TerminalApprover
 from workhearth.agent.audit import AuditLog
+from workhearth.agent.changes import ChangeDetector
 from workhearth.agent.compact import Compactor
 from workhearth.agent.fences import fences_for
 from workhearth.agent.loop import Agent, Limits, Listener, RunResult, ToolEvent
@@ -115,6 +116,8 @@ class RunOptions:
     skill: str | None = None  # `hearth run --skill NAME`: active from the first step
     # Why: tools from above the agent layer (MCP servers) come in here; agent/ never imports mcp/.
     extra_tools: Callable[[], Sequence[Tool]] | None = None  # called once per agent built
+    # Called with the agent once it is built (the task service keeps its stop handle).
+    on_agent: Callable[[Agent], None] | None = None
 
 
 def _tier(value: str | None) -> Tier:
@@ -263,8 +266,9 @@ def build_agent(
             print(f"hearth: {opts.snapshot.warning}", file=opts.stderr)
     # Why: a resumed session keeps its active skill (and that skill's allowed-tools).
     skills = SkillState(wh.skills, state.active_skill)
+    intro = None
     if opts.skill and skills.active is None:
-        skills.activate(opts.skill, session)
+        intro = (opts.skill, skills.activate(opts.skill, session))
     ctx = ToolContext(
         session=session,
         snapshot=opts.snapshot,
@@ -283,6 +287,9 @@ def build_agent(
         else None,
         skills=skills,
     )
+    # Why (issue #18): "files changed" is what changed on disk around each call with side
+    # effects, by whichever tool, never what the model asked for.
+    ChangeDetector.for_context(ctx)
     registry = default_registry()
     registry.add(task_tool)
     registry.add(activate_skill)
@@ -309,6 +316,8 @@ def build_agent(
         listener=opts.listener,
         compactor=Compactor(),
     )
+    # Why only with a task: a resumed session already holds its skill's introduction.
+    agent.skill_intro = intro if task else None
     if state.mode != mode or (opts.model and state.pinned != opts.model):
         # a mode or model switch is recorded, so the next resume keeps it
         agent.checkpoint(pinned=opts.model)
@@ -402,8 +411,7 @@ def run_task(wh: Workhearth, task: str, opts: RunOptions) -> RunResult:
     # Why: a model that cannot be called must not leave an empty session behind.
     check_model(wh, opts.model)
     if opts.skill:
-        # Why: the skill's instructions come with the task, as if the model had activated it.
-        task = f"{task}\n\n{SkillState(wh.skills).activate(opts.skill)}"
+        SkillState(wh.skills).load(opts.skill)  # Why: an unknown skill leaves no session
     session = wh.sessions.create(model=opts.model, mode=mode)
     return resume(wh, session, opts, task)
 
@@ -416,6 +424,8 @@ def resume(
     # Why: a quest's private /tmp lives as long as the run, never longer.
     with session, scratch.scratch("quest") as folder:
         agent = build_agent(wh, session, opts, task, folder)
+        if opts.on_agent is not None:
+            opts.on_agent(agent)
         try:
             return agent.run(task)
         except NobodyToAsk as exc:

@@ -81,6 +81,9 @@ class WalkEntry:
     kind: str  # "file" | "dir" | "symlink" | "other"
     size: int
     mtime: float
+    # Why: the change detector (agent/changes.py) tells a rewrite from an untouched file.
+    mtime_ns: int = 0
+    inode: int = 0
 
 
 class SafeFS(fdw.Confinement):
@@ -279,7 +282,7 @@ class SafeFS(fdw.Confinement):
                 if self._fenced_entry(at, rel, st):
                     continue
                 kind = fdw.kind_of(st.st_mode)
-                yield WalkEntry(rel, kind, st.st_size, st.st_mtime)
+                yield WalkEntry(rel, kind, st.st_size, st.st_mtime, st.st_mtime_ns, st.st_ino)
                 if kind != "dir" or depth <= 0 or e.name in skip:
                     continue
                 try:

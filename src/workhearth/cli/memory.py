@@ -121,6 +121,10 @@ def search(
     json: JsonOpt = False,
 ) -> None:
     """Search memory by words (Chinese included)."""
+    if not query.strip():
+        # Why: "no results" for an empty query reads as "searched and found nothing";
+        # on the command line it is a mistake (the library and REST keep an empty list).
+        raise UsageError("the search query is empty: give the words to find")
     hits = hearth().memory.search(query, limit=limit, layer=_layer(layer))
     if json:
         print_json([h.as_dict() for h in hits])
@@ -136,7 +140,10 @@ def search(
 @app.command()
 def context(
     topic: Annotated[str | None, typer.Option(help="What the session is about.")] = None,
-    budget: Annotated[int | None, typer.Option(help="Token budget per layer.")] = None,
+    budget: Annotated[
+        int | None,
+        typer.Option(help="Token ceiling for the whole text, headings included."),
+    ] = None,
     json: JsonOpt = False,
 ) -> None:
     """Show what would be injected at session start."""
@@ -145,8 +152,11 @@ def context(
         from workhearth.models.tokens import count_tokens
 
         print_json({"context": text, "tokens": count_tokens(text)})
+    elif text:
+        print(text)
     else:
-        print(text or "(memory is empty)")
+        # Why stderr: stdout is exactly the injected text, which must stay inside --budget.
+        print("(nothing to inject: memory is empty or nothing fits the budget)", file=sys.stderr)
 
 
 @app.command()

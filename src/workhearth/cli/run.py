@@ -5,14 +5,19 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import Callable, Mapping
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from workhearth.cli.context import hearth
 from workhearth.cli.output import print_json
 from workhearth.errors import ConfigError, HearthError, UsageError
+from workhearth.tasks.words import NO_MODEL
+
+if TYPE_CHECKING:
+    # Why not at run time: the agent (and pydantic) cost ~0.2 s that `hearth memory …` never pays.
+    from workhearth.tasks.task import Task, TaskEvent
 
 EXIT = {
     "done": 0,
@@ -21,13 +26,9 @@ EXIT = {
     "time": 3,
     "cost": 3,
     "interrupted": 130,
+    "stopped": 130,
     "error": 1,
 }
-NO_MODEL = (
-    "no model configured: set OPENAI_API_KEY (with OPENAI_BASE_URL) or ANTHROPIC_API_KEY and "
-    "HEARTH_MODEL=openai:NAME (or anthropic:NAME), or add [models.NAME] to config.toml; "
-    "memory and sessions commands work without one"
-)
 MODE_HELP = "ask (read only) | agent (asks before each change) | quest (works alone)."
 MODEL_HELP = "A [models.NAME] from config.toml, or openai:NAME / anthropic:NAME."
 ModeOpt = Annotated[str | None, typer.Option(metavar="MODE", help=MODE_HELP)]
@@ -40,76 +41,46 @@ REPL_HELP = """/model [NAME]    show or switch the model
 /resume [ID]     continue another session (the newest of this folder without ID)
 /quit            leave (Ctrl-D too)"""
 
-# Which argument of a tool call names what it works on, in order of preference.
-_SUBJECT_KEYS = ("path", "command", "pattern", "query", "prompt", "name", "id", "content")
+
+class Progress:
+    """The terminal's view of a task's events: the reply as it streams, one whole line per
+    finished tool call (so calls that run side by side never interleave), notices on stderr."""
+
+    def __init__(self, write: Callable[[str], None]) -> None:
+        self.write = write
+        self.at_line_start = True
+
+    def __call__(self, event: TaskEvent) -> None:
+        if event.name == "text" and event.data.get("text"):
+            text = str(event.data["text"])
+            self.write(text)
+            self.at_line_start = text.endswith("\n")
+        elif event.name == "tool_result":
+            subject = event.data.get("subject") or ""
+            name = event.data.get("name", "")
+            head = f"[{name} {subject}]" if subject else f"[{name}]"
+            self.write(("" if self.at_line_start else "\n") + f"{head} {event.data['summary']}\n")
+            self.at_line_start = True
+        elif event.name == "notice":
+            print(f"hearth: {event.data['message']}", file=sys.stderr)
 
 
-# ------------------------------------------------------------------ output
+def _write(text: str) -> None:
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
-def one_line(text: str, limit: int = 80) -> str:
-    """``text`` with its whitespace folded, cut to ``limit`` characters."""
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+def _service():  # -> TaskService
+    from workhearth.tasks.service import TaskService
 
-
-def brief(arguments: Mapping[str, Any], limit: int = 80) -> str:
-    """What a tool call works on, in one short line: its path, command, pattern or query."""
-    for key in _SUBJECT_KEYS:
-        value = arguments.get(key)
-        if isinstance(value, str) and value.strip():
-            return one_line(value, limit)
-    return ""
-
-
-def outcome_text(content: str, is_error: bool, limit: int = 160) -> str:
-    """``ok``, or why the call failed, from the first line of its result."""
-    if not is_error:
-        return "ok"
-    first = next((ln.strip() for ln in content.splitlines() if ln.strip()), "")
-    if first.startswith("The user denied"):
-        return "denied by you"
-    if first.startswith("Not run:"):
-        return "not run: it needs approval and nobody could give it"
-    label, reason = "error", first
-    if first.startswith("Refused by policy: "):
-        label, reason = "refused", first.removeprefix("Refused by policy: ")
-    if len(reason) > limit:
-        reason = reason[: limit - 1] + "…"
-    return f"{label}: {reason}" if reason else label
-
-
-def print_progress(write: Callable[[str], None]) -> Callable[[Any], None]:
-    """A listener: the reply as it streams, and one whole line per finished tool call."""
-    from workhearth.agent.loop import ToolEvent
-    from workhearth.models.streaming import TextDelta
-
-    at_line_start = True
-
-    def listener(event: Any) -> None:
-        nonlocal at_line_start
-        if isinstance(event, TextDelta) and event.text:
-            write(event.text)
-            at_line_start = event.text.endswith("\n")
-        elif isinstance(event, ToolEvent) and event.outcome is not None:
-            # Why: one line at the end, so calls that run side by side never interleave.
-            subject = brief(event.arguments)
-            head = f"[{event.name} {subject}]" if subject else f"[{event.name}]"
-            result = outcome_text(event.outcome.content, event.outcome.is_error)
-            write(("" if at_line_start else "\n") + f"{head} {result}\n")
-            at_line_start = True
-
-    return listener
+    wh = hearth()
+    return TaskService(wh.config, wh.workspace, os.environ)
 
 
 def _options(mode: str | None, model: str | None, yes: bool):  # -> RunOptions
     from workhearth.agent.runner import RunOptions
     from workhearth.cli.trust import settle
-    from workhearth.mcp.tools import run_tools
-
-    def write(text: str) -> None:
-        sys.stdout.write(text)
-        sys.stdout.flush()
+    from workhearth.mcp.tools import tools_for
 
     # Why first: the folder's .mcp.json and skills load only once the user trusts them.
     settle(hearth(), sys.stdin, sys.stderr, os.environ)
@@ -121,13 +92,9 @@ def _options(mode: str | None, model: str | None, yes: bool):  # -> RunOptions
         env=dict(os.environ),
         stdin=sys.stdin,
         stderr=sys.stderr,
-        listener=print_progress(write),
-        extra_tools=run_tools(
-            hearth().config,
-            hearth().workspace,
-            os.environ,
-            lambda message: print(f"hearth: {message}", file=sys.stderr),
-            hearth().trust,
+        # Why the shared factory: a page's task gets exactly the tools this run gets.
+        extra_tools=tools_for(os.environ)(
+            hearth(), lambda message: print(f"hearth: {message}", file=sys.stderr)
         ),
     )
 
@@ -170,29 +137,30 @@ def check_globals(mode: str | None, model: str | None) -> None:
         resolve(model, hearth().config.models)
 
 
-def _finish(result) -> None:  # result: RunResult
-    if result.status == "nothing_to_do":
+def _finish(task: Task, progress: Progress) -> None:
+    """Say how the task ended, as the task says it, and exit with its code."""
+    sid, reason = task.session_id, task.reason or "error"
+    if reason == "nothing_to_do":
         print(
-            f"hearth: session {result.session_id} is finished (its last message is an answer); "
-            f"to give it a new task, run `hearth` and type `/resume {result.session_id}`",
+            f"hearth: session {sid} is finished (its last message is an answer); "
+            f"to give it a new task, run `hearth` and type `/resume {sid}`",
             file=sys.stderr,
         )
         raise typer.Exit(0)
-    if not result.text.endswith("\n"):
+    if not progress.at_line_start:
         print()
-    if result.status == "error":
-        print(f"hearth: {result.error}", file=sys.stderr)
-    elif result.status != "done":
-        print(
-            f"hearth: stopped ({result.status.replace('_', ' ')}); continue with `hearth resume {result.session_id}`",
-            file=sys.stderr,
-        )
+    if task.status == "failed":
+        message = task.message or "it ended on an error"
+        again = "" if "hearth resume" in message else f"; continue with `hearth resume {sid}`"
+        print(f"hearth: session {sid} failed: {message}{again}", file=sys.stderr)
+    elif task.status == "stopped":
+        print(f"hearth: stopped; continue with `hearth resume {sid}`", file=sys.stderr)
     from workhearth.cli.memory import maintain_in_background
 
     # Why: the answer is printed; memory maintenance runs detached, never delaying the prompt.
     sys.stdout.flush()
     maintain_in_background(hearth())
-    raise typer.Exit(EXIT[result.status])
+    raise typer.Exit(EXIT.get(reason, 1))
 
 
 def _skill_task(task: str | None, skill: str | None, example: str | None, sets: list[str]) -> str:
@@ -253,15 +221,14 @@ def run(
     ] = None,
 ) -> None:
     """Do one task and exit; the exit code tells whether it finished."""
-    from workhearth.agent.runner import run_task
-
     mode, model = _global(ctx, "mode", mode), _global(ctx, "model", model)
     task = _skill_task(task, skill, example, sets or [])
     _require_model(model)
     _stop_cleanly_on_sigterm()
     opts = _options(mode, model, yes)
     opts.skill = skill
-    _finish(run_task(hearth(), task, opts))
+    progress = Progress(_write)
+    _finish(_service().run_new(hearth(), task, opts, progress), progress)
 
 
 def resume(
@@ -312,10 +279,10 @@ def resume(
         warn(session.warnings())
         print_json({"system": resumed.system, "messages": resumed.messages})
         return
-    from workhearth.agent.runner import resume as resume_run
 
     _stop_cleanly_on_sigterm()
-    _finish(resume_run(wh, session, _options(mode, model, yes)))
+    progress = Progress(_write)
+    _finish(_service().run_here(wh, session, _options(mode, model, yes), None, progress), progress)
 
 
 # ------------------------------------------------------------- interactive
@@ -336,6 +303,7 @@ class Repl:
     def __init__(self, mode: str | None, model: str | None) -> None:
         self.wh = hearth()
         self.opts = _options(mode, model, False)
+        self.service = _service()
         self.session_id: str | None = None
 
     def current_mode(self) -> str:
@@ -402,21 +370,19 @@ class Repl:
             print("(no memory entries yet; /memory QUERY searches the Markdown too)")
 
     def turn(self, line: str) -> None:
-        from workhearth.agent.runner import resume as resume_run
-
         if self.session_id is None:
             # Why: created at the first message, so leaving at once leaves no empty session.
             mode = self.opts.mode or "agent"
             self.session_id = self.wh.sessions.create(model=self.opts.model, mode=mode).id
-        result = resume_run(self.wh, self.wh.sessions.open(self.session_id), self.opts, task=line)
-        if not result.text.endswith("\n"):
+        progress = Progress(_write)
+        session = self.wh.sessions.open(self.session_id)
+        task = self.service.run_here(self.wh, session, self.opts, line, progress)
+        if not progress.at_line_start:
             print()
-        if result.status == "error":
-            print(f"hearth: {result.error}", file=sys.stderr)
-        elif result.status == "interrupted":
+        if task.reason == "interrupted":
             print("(interrupted; the transcript is saved — type to continue)", file=sys.stderr)
-        elif result.status not in ("done", "nothing_to_do"):
-            print(f"hearth: stopped ({result.status.replace('_', ' ')})", file=sys.stderr)
+        elif task.status == "failed":
+            print(f"hearth: failed: {task.message}", file=sys.stderr)
 
     def loop(self) -> None:
         print(

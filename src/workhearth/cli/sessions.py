@@ -11,8 +11,8 @@ import typer
 from workhearth.cli.context import hearth
 from workhearth.cli.help import HearthTyper
 from workhearth.cli.output import JsonOpt, print_json
-from workhearth.cli.run import brief, one_line
 from workhearth.errors import UsageError
+from workhearth.tasks.words import brief, one_line
 
 app = HearthTyper(help="Find, read, check, move and delete sessions.", no_args_is_help=True)
 
@@ -65,15 +65,20 @@ def show(
     count: Annotated[int, typer.Option(help="Last N messages (1..30).")] = 10,
     json: JsonOpt = False,
 ) -> None:
-    """The last messages of a session."""
-    data = hearth().sessions.read_transcript(session_id, count)
+    """The last messages of a session, and the files its tool calls changed."""
+    wh = hearth()
+    data = wh.sessions.read_transcript(session_id, count)
     warn(data.warnings)
+    files = wh.sessions.files_changed(data.session_id)
     if json:
-        print_json(data)
+        print_json({**data.as_dict(), "files_changed": files.as_dict()})
         return
     print(f"session {data.session_id}: {data.returned} of {data.total} messages")
     for msg in data.messages:
         print(f"\n[{msg['role']}] {_text_of(msg)}")
+    from workhearth.cli.sessions_view import print_changes
+
+    print_changes(files)
 
 
 @app.command()

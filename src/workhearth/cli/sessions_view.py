@@ -11,7 +11,7 @@ from workhearth.cli.output import Column, print_fitted
 
 if TYPE_CHECKING:
     # Why: every command imports this module (via audit); the store costs ~25 ms.
-    from workhearth.sessions.store import SessionInfo
+    from workhearth.sessions.store import FilesChanged, SessionInfo
 
 SIDECHAIN_MARK = "└ "
 _COLUMNS = [
@@ -124,3 +124,23 @@ def print_import(result: dict[str, Any]) -> None:
             "could not be read and were skipped (listed above)",
             file=sys.stderr,
         )
+
+
+def _change_line(change: dict[str, Any]) -> str:
+    path, entries = change["path"], change.get("entries")
+    if entries is not None:
+        path += f"/ (folder, {entries} {'entry' if entries == 1 else 'entries'} inside)"
+    return f"  {change['kind']:<8}  {path}  ({change['tool']} {change['call_id']})"
+
+
+def print_changes(files: FilesChanged) -> None:
+    """The files a session's tool calls changed on disk, one line each (nothing if none)."""
+    if not (files.changes or files.omitted or files.untracked):
+        return
+    print(f"\nfiles changed ({len(files.changes) + files.omitted}):")
+    for change in files.changes:
+        print(_change_line(change))
+    if files.omitted:
+        print(f"  … and {files.omitted} more (not recorded one by one)")
+    if files.untracked:
+        print(f"  not tracked from some point on: {files.untracked}")

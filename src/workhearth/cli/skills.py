@@ -96,7 +96,8 @@ def show(name: NameArg, json: JsonOpt = False) -> None:
         if getattr(skill, key):
             print(f"{key}: {getattr(skill, key)}")
     for problem in skill.problems:
-        print(f"problem: {problem}")
+        # Why: an ok skill's problems are warnings; it loads despite them.
+        print(f"{'warning' if skill.ok else 'problem'}: {problem}")
     if body is not None:
         print()
         print(body.strip("\n"))

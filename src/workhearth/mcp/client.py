@@ -41,7 +41,8 @@ from typing import Any
 from workhearth.config import Config, McpServerConfig, mcp_server_config
 from workhearth.errors import ConfigError, HearthError
 from workhearth.fsutil import atomic_write, make_private_dir
-from workhearth.mcp.processes import GRACE, TERM_WAIT, ServerGroups
+from workhearth.mcp.processes import GRACE, TERM_WAIT
+from workhearth.procgroups import ProcessGroups
 from workhearth.trust import MCP_JSON, FolderTrust, file_digest
 
 # Why: fields other clients keep in .mcp.json that mean nothing here; ignored silently.
@@ -296,8 +297,8 @@ class MCPServers:
         self.start_timeout = start_timeout  # past it, a server still starting is ended
         self._conns = {name: _Conn(spec) for name, spec in self.specs.items()}
         # Why: each stdio server's process group is recorded there, so the next run can
-        # end a group that a SIGKILLed hearth left behind (workhearth.mcp.processes).
-        self._groups = ServerGroups(cache_dir / "running" if cache_dir is not None else None)
+        # end a group that a SIGKILLed hearth left behind (workhearth.procgroups).
+        self._groups = ProcessGroups(cache_dir / "running" if cache_dir is not None else None)
         self._closing = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None

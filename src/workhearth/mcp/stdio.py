@@ -28,11 +28,10 @@ import anyio
 from mcp.shared.message import SessionMessage
 from mcp.types import jsonrpc_message_adapter
 
-from workhearth.mcp.processes import (
-    GRACE,
-    TERM_WAIT,
+from workhearth.mcp.processes import GRACE, TERM_WAIT
+from workhearth.procgroups import (
     GroupRecord,
-    ServerGroups,
+    ProcessGroups,
     die_with_hearth,
     group_alive,
     signal_group,
@@ -59,7 +58,7 @@ class ServerProcess:
         env: Mapping[str, str],
         cwd: Path,
         errlog: Any,
-        groups: ServerGroups,
+        groups: ProcessGroups,
     ) -> None:
         self.argv, self.env, self.cwd, self.errlog = argv, dict(env), cwd, errlog
         self.groups = groups

@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from workhearth.agent.tools import Tool, ToolContext, ToolRegistry, ToolResult, tool
 from workhearth.agent.tools.registry import ToolOptions
+from workhearth.app import Workhearth
 from workhearth.config import Config
 from workhearth.errors import ConfigError
 from workhearth.mcp.client import (
@@ -48,10 +49,11 @@ from workhearth.mcp.client import (
     configured_servers,
     server_environment,
 )
-from workhearth.mcp.processes import ServerGroups
 from workhearth.memory.index import MemoryIndex
 from workhearth.models.streaming import ToolSpec
 from workhearth.models.tokens import count_tokens
+from workhearth.procgroups import ProcessGroups
+from workhearth.tasks.service import ToolsFor
 from workhearth.trust import FolderTrust
 
 PREFIX = "mcp__"
@@ -345,7 +347,7 @@ def run_tools(
         warn(f"{exc}; MCP servers are left out of this run")
         return None
     # Why every run: a crashed run's servers are ended even if this folder now has none.
-    ServerGroups(config.home / "cache" / "mcp" / "running").end_orphans()
+    ProcessGroups(config.home / "cache" / "mcp" / "running").end_orphans()
     if not specs:
         return None
     built: list[list[Tool]] = []
@@ -371,3 +373,13 @@ def run_tools(
         return built[0]
 
     return factory
+
+
+def tools_for(env: Mapping[str, str]) -> ToolsFor:
+    """How every starter (terminal, page) builds a task's MCP tools: the servers of its
+    workspace, trusted the same way (a folder's own ``.mcp.json`` once the user trusts it)."""
+
+    def build(wh: Workhearth, warn: Warn) -> Callable[[], list[Tool]] | None:
+        return run_tools(wh.config, wh.workspace, env, warn, wh.trust)
+
+    return build

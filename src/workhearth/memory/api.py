@@ -25,7 +25,7 @@ from workhearth.memory.bank import (
     encode_cursor,
     validate,
 )
-from workhearth.memory.context import Pick, pick_chunks, render
+from workhearth.memory.context import pick_chunks, render
 from workhearth.memory.decode import decode_file
 from workhearth.memory.entries import ID_RE
 from workhearth.memory.evict import evict
@@ -203,16 +203,14 @@ class Memory:
         return [h for h in hits if h.score >= 0.1][:limit]
 
     def context(self, topic: str | None = None, budget: int | None = None) -> str:
-        """What would be injected at session start, within each layer's token budget."""
+        """What would be injected at session start: each layer within its token budget,
+        and the whole text (headings included) within ``budget`` when given."""
         if budget is not None and budget <= 0:
             raise UsageError("budget must be a positive number of tokens")
         self._refresh()
         budgets = {"user": self.config.user_budget, "project": self.config.project_budget}
-        picks: dict[str, list[Pick]] = {}
-        for name in LAYERS:
-            if self.folder(name).is_dir():
-                picks[name] = pick_chunks(self.store(name), topic, budget or budgets[name])
-        return render(picks)
+        stores = [self.store(name) for name in LAYERS if self.folder(name).is_dir()]
+        return render(pick_chunks(stores, topic, budgets, budget))
 
     # ---------------------------------------------------------------- bank
     def save(

@@ -1,16 +1,24 @@
 """Context assembly (DESIGN §4): what memory the agent reads at session start.
 
-Per layer, within its token budget: critical entries first, then normal, then
-low; inside a level, chunks that match the task come first (by score), then the
-newest. A layer that fits its budget whole is injected whole.
+Critical entries first, then normal, then low; inside a level, chunks that match
+the task come first (by score), then the newest. Every budget is a ceiling on the
+text as it is rendered, headings and markers included, counted offline
+(:func:`~workhearth.models.tokens.count_tokens`): each layer stays inside its own
+budget, and a shared ``budget`` caps the whole text (the layers share it, in one
+importance order).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from workhearth.memory.bank import LEVEL_RANK
 from workhearth.memory.layer import LayerStore
+from workhearth.models.tokens import count_tokens
+
+TITLES = {"user": "About the user (user memory)", "project": "This project (project memory)"}
+PART_SEPARATOR = "\n\n"  # between headings and picks; whitespace, so it costs no token
 
 
 @dataclass
@@ -23,35 +31,78 @@ class Pick:
     level: str
 
 
-def pick_chunks(store: LayerStore, topic: str | None, budget: int) -> list[Pick]:
-    rows = store.index.chunks()
-    if not rows:
-        return []
-    levels = {cid: store.meta.level(eid) for cid, _p, _l, _t, eid, _n in rows}
-    scores: dict[int, float] = {}
-    if topic and topic.strip():
-        scores = store.index.searcher().candidates(topic[:512], limit=50)
-    order = sorted(
-        rows,
-        key=lambda r: (LEVEL_RANK.get(levels[r[0]], 1), -scores.get(r[0], 0.0), -r[0]),
-    )
-    picked: list[Pick] = []
-    used = 0
-    for cid, path, line, text, _eid, tokens in order:
-        if used + tokens > budget:
-            continue  # a smaller chunk further down may still fit
-        picked.append(Pick(store.layer, path, line, text, tokens, levels[cid]))
-        used += tokens
-    return picked
+def heading(layer: str) -> str:
+    return f"## {TITLES.get(layer, layer)}"
 
 
-def render(picks_by_layer: dict[str, list[Pick]]) -> str:
-    titles = {"user": "About the user (user memory)", "project": "This project (project memory)"}
+def marker(pick: Pick) -> str:
+    """The line before a pick's text, naming where it comes from."""
+    return f"<!-- {pick.path}:{pick.line_start} ({pick.level}) -->"
+
+
+def pick_cost(pick: Pick) -> int:
+    """Tokens of a pick as rendered. The counter counts no whitespace, so the parts
+    of the text add up; ``pick.tokens`` is the index's count of its text."""
+    return count_tokens(marker(pick)) + pick.tokens
+
+
+def render(picks_by_layer: Mapping[str, Sequence[Pick]]) -> str:
     parts: list[str] = []
     for layer, picks in picks_by_layer.items():
         if not picks:
             continue
-        parts.append(f"## {titles.get(layer, layer)}")
-        for pick in picks:
-            parts.append(f"<!-- {pick.path}:{pick.line_start} ({pick.level}) -->\n{pick.text}")
-    return "\n\n".join(parts)
+        parts.append(heading(layer))
+        parts.extend(f"{marker(pick)}\n{pick.text}" for pick in picks)
+    return PART_SEPARATOR.join(parts)
+
+
+def ranked(store: LayerStore, topic: str | None) -> list[tuple[tuple[int, float, int], Pick]]:
+    """Every chunk of a layer with its sort key: (level rank, -score, -chunk id).
+
+    Scores are relative to the layer's best match, so two layers rank on one scale.
+    """
+    rows = store.index.chunks()
+    if not rows:
+        return []
+    scores: dict[int, float] = {}
+    if topic and topic.strip():
+        scores = store.index.searcher().candidates(topic[:512], limit=50)
+    best = max(scores.values(), default=0.0) or 1.0
+    out = []
+    for cid, path, line, text, entry_id, tokens in rows:
+        level = store.meta.level(entry_id)
+        key = (LEVEL_RANK.get(level, 1), -scores.get(cid, 0.0) / best, -cid)
+        out.append((key, Pick(store.layer, path, line, text, tokens, level)))
+    return out
+
+
+def pick_chunks(
+    stores: Sequence[LayerStore],
+    topic: str | None,
+    layer_budgets: Mapping[str, int],
+    budget: int | None = None,
+) -> dict[str, list[Pick]]:
+    """The chunks to inject, per layer in importance order, so that each layer's
+    rendered part fits its budget and the whole rendered text fits ``budget``."""
+    order = [
+        (key[0], key[1], n, key[2], pick)
+        for n, store in enumerate(stores)
+        for key, pick in ranked(store, topic)
+    ]
+    order.sort(key=lambda item: item[:4])
+    picked: dict[str, list[Pick]] = {store.layer: [] for store in stores}
+    used = dict.fromkeys(picked, 0)
+    total = 0
+    for *_key, pick in order:
+        cost = pick_cost(pick)
+        if not picked[pick.layer]:
+            # Why: a layer's heading is injected with its first pick, and counts.
+            cost += count_tokens(heading(pick.layer))
+        if used[pick.layer] + cost > layer_budgets[pick.layer]:
+            continue  # a smaller chunk further down may still fit
+        if budget is not None and total + cost > budget:
+            continue
+        picked[pick.layer].append(pick)
+        used[pick.layer] += cost
+        total += cost
+    return picked

@@ -41,6 +41,14 @@ class ModelRequest:
     deadline: float | None = None
 
 
+class Cancelled(KeyboardInterrupt):
+    """The request under way was cancelled from another thread (the user stopped the task).
+
+    Why a KeyboardInterrupt: the agent loop already ends a turn cleanly on one (the
+    transcript stays resumable), exactly as Ctrl-C does.
+    """
+
+
 class ChatModel(ABC):
     """A chat model: answers a :class:`ModelRequest` with streamed events.
 
@@ -62,6 +70,12 @@ class ChatModel(ABC):
 
     def close(self) -> None:  # noqa: B027 - optional hook, not abstract
         """Release what the model holds (connections); callers close every model they build."""
+
+    def cancel(self) -> None:  # noqa: B027 - optional hook, not abstract
+        """Abort the request under way now, from any thread: its stream raises :class:`Cancelled`.
+
+        The model is not used again after (a stopped run builds a new one to resume).
+        """
 
     def generate(self, request: ModelRequest) -> Completion:
         """The whole reply with usage and stop reason (the stream, consumed)."""

@@ -8,10 +8,12 @@ cut stream is an error, never a silent restart that would repeat the text.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import json
 import random
 import re
+import socket
 import time
 from abc import abstractmethod
 from collections.abc import Callable, Iterator
@@ -22,7 +24,7 @@ import httpx
 
 from workhearth.config import ModelsConfig, ModelSettings
 from workhearth.errors import ModelError
-from workhearth.models.base import ModelRequest
+from workhearth.models.base import Cancelled, ModelRequest
 from workhearth.models.streaming import StreamEvent, StreamingChatModel
 
 T = TypeVar("T")
@@ -274,9 +276,50 @@ class HttpChatModel(StreamingChatModel):
             or self.context_window
         )
         self._client = client or new_client(self.options)
+        self._cancelled = False
+        # The connection the request under way uses: what cancel() shuts down.
+        self._network: Any = None
+        self._client.event_hooks["request"].append(self._watch_request)
+        self._client.event_hooks["response"].append(self._watch_response)
 
     def close(self) -> None:
         self._client.close()
+
+    def _watch_request(self, request: httpx.Request) -> None:
+        request.extensions["trace"] = self._trace
+
+    def _trace(self, event: str, info: dict[str, Any]) -> None:
+        if event in ("connection.connect_tcp.complete", "connection.start_tls.complete"):
+            self._network = info.get("return_value")
+
+    def _watch_response(self, response: httpx.Response) -> None:
+        # Why: a kept-alive connection reports no connect; its response names it.
+        self._network = response.extensions.get("network_stream", self._network)
+
+    def cancel(self) -> None:
+        """Abort the request under way: its socket is shut down, so a read blocked on a
+        silent server returns at once (closing a socket another thread reads does not)."""
+        self._cancelled = True
+        network = self._network
+        sock = network.get_extra_info("socket") if network is not None else None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+        self._client.close()
+
+    def _attempt_unless_cancelled(
+        self, body: dict[str, Any], timeout: httpx.Timeout
+    ) -> Iterator[StreamEvent]:
+        """One attempt; after :meth:`cancel`, whatever it raises is the user's stop."""
+        if self._cancelled:
+            raise Cancelled
+        try:
+            yield from self.attempt(body, timeout)
+        except Exception:
+            # Why: the connection was closed under it on purpose; never a failure to retry.
+            if self._cancelled:
+                raise Cancelled from None
+            raise
 
     @abstractmethod
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
@@ -289,7 +332,7 @@ class HttpChatModel(StreamingChatModel):
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         body = self.request_body(request)
         return with_retries(
-            lambda timeout: self.attempt(body, timeout),
+            lambda timeout: self._attempt_unless_cancelled(body, timeout),
             self.options,
             self.settings,
             deadline=request.deadline,

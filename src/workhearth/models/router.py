@@ -129,6 +129,10 @@ class Router(StreamingChatModel):
         for model in self.models:
             model.close()
 
+    def cancel(self) -> None:
+        for model in self.models:
+            model.cancel()
+
     @staticmethod
     def tier_of(model: StreamingChatModel) -> Tier:
         settings = getattr(model, "settings", None)

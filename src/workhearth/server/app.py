@@ -155,7 +155,7 @@ def create_app(
     # Why: /v1/trust names the variables a folder's MCP servers would inherit.
     app.state.env = dict(env or {})
     app.state.tasks = (
-        tasks_mod.TaskManager(config, app.state.workspace, env) if tasks_mod is not None else None
+        tasks_mod.task_service(config, app.state.workspace, env) if tasks_mod is not None else None
     )
 
     _install_error_handlers(app)

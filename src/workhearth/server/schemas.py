@@ -118,7 +118,7 @@ class MemoryEditIn(_Strict):
 
 
 # ---------------------------------------------------------------- sessions
-TaskStatus = Literal["running", "waiting", "stopped", "done"]
+TaskStatus = Literal["running", "waiting", "stopped", "failed", "done"]
 
 
 class SessionOut(BaseModel):
@@ -159,6 +159,25 @@ class LatestOut(BaseModel):
     total: int
     message: MessageOut | None
     warnings: list[str] | None = None
+
+
+class FileChangeOut(BaseModel):
+    path: str = Field(description="Relative to the session's workspace when inside it.")
+    kind: Literal["created", "modified", "deleted"]
+    tool: str
+    call_id: str
+    entries: int | None = Field(
+        None, description="A folder: how many entries inside it changed with it."
+    )
+
+
+class FilesChangedOut(BaseModel):
+    """What a session's tool calls changed on disk, whichever tool (shell included)."""
+
+    session_id: str
+    changes: list[FileChangeOut]
+    omitted: int = Field(description="Changes past the recorded cap, not listed.")
+    untracked: str | None = Field(description="Why tracking stopped, when it did.")
 
 
 # ------------------------------------------------------------------ skills

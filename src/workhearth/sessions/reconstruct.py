@@ -46,9 +46,12 @@ from workhearth.models.messages import Block, Message, text_message
 
 Interruption = Literal["none", "interrupted_prompt", "interrupted_turn"]
 
+# Why these words (issue 18): a call cut off by a crash may have done all, part or none
+# of its work; the model must check before it re-runs a command with side effects.
 INTERRUPTED_TOOL_TEXT = (
-    "Interrupted: this tool call did not finish before the session stopped; "
-    "it may need to be re-run."
+    "Interrupted: this tool call did not finish before the session stopped; its outcome "
+    "is unknown: it may have run partly, fully or not at all. Check its effects before "
+    "re-running it."
 )
 MISSING_START_TEXT = "(The earlier part of this conversation is not available.)"
 CONTINUED_TEXT = "(continued)"

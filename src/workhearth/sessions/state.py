@@ -47,6 +47,12 @@ class BusinessState:
     usage: dict[str, int] | None = None  # input_tokens, output_tokens so far
     cost: float | None = None  # dollars so far, None when unknown
     active_skill: dict[str, Any] | None = None  # name and allowed_tools
+    # Files the task changed on disk, one JSON object per change (agent/changes.py);
+    # ``changes_omitted`` counts those past the cap, ``changes_untracked`` says why
+    # tracking stopped. A checkpoint without them (older sessions) reads as none recorded.
+    changes: list[Any] = field(default_factory=list)
+    changes_omitted: int | None = None
+    changes_untracked: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -60,7 +66,7 @@ class BusinessState:
                 known[key] = value
             else:
                 extra[key] = value
-        for key in ("tasks", "files"):
+        for key in ("tasks", "files", "changes"):
             if known.get(key) is None:
                 known.pop(key, None)
         return cls(**known, extra=extra)
@@ -72,6 +78,8 @@ class BusinessState:
             value = getattr(self, f.name)
             if f.name == "extra" or (value is None and f.name not in _ALWAYS):
                 continue
+            if f.name == "changes" and not value:
+                continue  # Why: checkpoints of tasks that changed nothing keep their old shape
             out[f.name] = value
         # Why: a key in ``extra`` that names a field held a value of the wrong type; keep it.
         out.update(self.extra)
@@ -100,6 +108,9 @@ _KINDS: dict[str, tuple[type, ...]] = {
     "usage": (dict,),
     "cost": (int, float),
     "active_skill": (dict,),
+    "changes": (list,),
+    "changes_omitted": (int,),
+    "changes_untracked": (str,),
 }
 
 

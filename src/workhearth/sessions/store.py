@@ -249,6 +249,17 @@ class SessionStore:
             warnings=session.warnings(),
         )
 
+    def files_changed(self, session_id: str) -> FilesChanged:
+        """What the session's tool calls changed on disk, as its checkpoint recorded it."""
+        session = self.open(session_id)
+        business = session.load().business
+        return FilesChanged(
+            session_id=session.id,
+            changes=[c for c in business.changes if _is_change(c)],
+            omitted=business.changes_omitted or 0,
+            untracked=business.changes_untracked,
+        )
+
     def verify(self, session_id: str) -> VerifyReport:
         """Read the whole log (no snapshot) and report its damage."""
         session = self.open(session_id)
@@ -300,6 +311,31 @@ class LatestMessage:
 
     def as_dict(self) -> dict[str, Any]:
         return _without_empty_warnings(asdict(self))
+
+
+@dataclass(frozen=True)
+class FilesChanged:
+    """``files_changed``: each change is ``{path, kind, tool, call_id[, entries]}``
+    (agent/changes.py); ``omitted`` counts those past the recorded cap; ``untracked``
+    says why tracking stopped, when it did."""
+
+    session_id: str
+    changes: list[dict[str, Any]]
+    omitted: int = 0
+    untracked: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _is_change(item: Any) -> bool:
+    """A well-formed change record (a damaged or foreign one is left out, not shown wrong)."""
+    return (
+        isinstance(item, dict)
+        and all(isinstance(item.get(k), str) for k in ("path", "tool", "call_id"))
+        and item.get("kind") in ("created", "modified", "deleted")
+        and (item.get("entries") is None or type(item.get("entries")) is int)
+    )
 
 
 @dataclass(frozen=True)

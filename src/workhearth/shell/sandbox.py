@@ -5,7 +5,10 @@ folders and a private temp dir mounted at ``/tmp``. Hidden paths (hearth's own
 home, the user's credential stores, ``[quest] hide``) are covered: a folder by
 an empty read-only tmpfs, a file by ``/dev/null``; what commands need from
 hearth's home (the session's shell snapshot, the skills folder) is bound back
-read-only on top. Each authorized folder's existing ``.hearth/`` is read-only, and
+read-only on top. So is what a command always needs to run a skill's script —
+hearth's own interpreter (:func:`interpreter_paths`) and the skill folders —
+when it lies in a hidden path or in the host's ``/tmp`` (which the private one
+covers). Each authorized folder's existing ``.hearth/`` is read-only, and
 so are the other existing paths that run code later (``frozen``, see
 :mod:`workhearth.shell.protected`).
 The network stays unless ``network`` is off (``--unshare-net``); process and
@@ -17,7 +20,8 @@ bubblewrap applies mounts in argument order, and a later mount covers an
 earlier one. Hence the order in :meth:`Sandbox.argv`: writable binds, then the
 read-only ``frozen`` binds, then the hiding mounts (so hiding wins even
 inside an authorized folder), then the read-only re-binds into hidden folders,
-and last the read-only remount of each hiding tmpfs.
+then the read-only binds of ``exposed`` paths that are hidden or in the host's
+``/tmp``, and last the read-only remount of each hiding tmpfs.
 
 bubblewrap can be installed and still unable to work (no user namespaces, a
 seccomp profile in a container): :func:`sandbox_status` tries it once and
@@ -30,6 +34,7 @@ import dataclasses
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -125,6 +130,22 @@ def sandbox_available(search_path: str | None = None) -> bool:
     return sandbox_status(search_path).available
 
 
+def interpreter_paths() -> tuple[Path, ...]:
+    """What running hearth's own Python needs: the interpreter's folder, its prefix (the
+    venv) and base prefix, and the folders its modules come from (``sys.path``: an
+    editable checkout, the user's site-packages), so a skill's script finds what hearth has."""
+    found = [
+        os.path.dirname(sys.executable),
+        os.path.dirname(_real(sys.executable)),
+        sys.prefix,
+        sys.exec_prefix,
+        sys.base_prefix,
+        sys.base_exec_prefix,
+        *sys.path,
+    ]
+    return tuple(dict.fromkeys(Path(p) for p in found if p and os.path.isabs(p)))
+
+
 @dataclass(frozen=True)
 class Sandbox:
     """How a confined command sees the machine.
@@ -132,7 +153,8 @@ class Sandbox:
     ``writable`` folders plus ``temp_dir`` as ``/tmp`` may be written, except the
     existing ``frozen`` paths in them (and each folder's ``.hearth/``), bound
     read-only. ``hidden`` paths are covered (see the module doc), ``exposed``
-    paths inside them are bound back read-only, and ``network`` False cuts the network. ``temp_dir``
+    paths inside them or in the host's ``/tmp`` are bound back read-only (hearth's
+    interpreter always is, see :meth:`create`), and ``network`` False cuts the network. ``temp_dir``
     lives on the host (one per run, removed when the run ends), so what a
     command leaves in ``/tmp`` is still there for the next command of the same run.
     """
@@ -157,7 +179,10 @@ class Sandbox:
         network: bool = True,
         frozen: Sequence[str | Path] = (),
     ) -> Sandbox | None:
-        """A sandbox when ``status`` says one works, else None (commands then run unconfined)."""
+        """A sandbox when ``status`` says one works, else None (commands then run unconfined).
+
+        Hearth's own interpreter is always ``exposed``: skills run their scripts with it.
+        """
         if not status.available or status.bwrap is None:
             return None
         return cls(
@@ -165,7 +190,7 @@ class Sandbox:
             temp_dir,
             status.bwrap,
             tuple(Path(p) for p in hidden),
-            tuple(Path(p) for p in exposed),
+            (*(Path(p) for p in exposed), *interpreter_paths()),
             network,
             tuple(Path(p) for p in frozen),
         )
@@ -195,10 +220,8 @@ class Sandbox:
             # Why: a tmpfs can only cover a folder; a file is covered by /dev/null,
             # which reads as "Permission denied" inside (device files are nodev there).
             args += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
-        for shown in self.exposed:
-            real = _real(shown)
-            if os.path.exists(real) and any(_under(real, h) for h in hidden):
-                args += ["--ro-bind", real, real]
+        for real in self._exposed(roots, hidden):
+            args += ["--ro-bind", real, real]
         for path in hidden:
             if os.path.isdir(path):
                 args += ["--remount-ro", path]
@@ -221,6 +244,25 @@ class Sandbox:
             if not os.path.exists(real) or real in out:
                 continue
             if any(_under(real, r) for r in roots):
+                out.append(real)
+        return out
+
+    def _exposed(self, roots: Sequence[str], hidden: Sequence[str]) -> list[str]:
+        """The exposed paths to bind back read-only: existing, and hidden or in the host's /tmp.
+
+        Why not all: one outside both is already readable as it is, and one in an
+        authorized folder (not hidden) stays as writable as the rest of that folder.
+        """
+        out: list[str] = []
+        for real in sorted({_real(p) for p in self.exposed}, key=len):
+            if not os.path.exists(real) or any(_under(real, done) for done in out):
+                continue
+            # Why: a read-only bind over a folder holding an authorized or a hidden one
+            # would make the first read-only and uncover the second.
+            if any(inner != real and _under(inner, real) for inner in (*roots, *hidden)):
+                continue
+            in_tmp = _under(real, _PRIVATE_TMP) and not any(_under(real, r) for r in roots)
+            if in_tmp or any(_under(real, h) for h in hidden):
                 out.append(real)
         return out
 

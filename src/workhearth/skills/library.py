@@ -34,7 +34,7 @@ from workhearth.skills.validate import METADATA_FILE, SKILL_FILE
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
 # The skill folders a workspace may bring (trust items, see workhearth.trust).
 WORKSPACE_SKILL_FOLDERS = (".hearth/skills", ".agents/skills", ".claude/skills")
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: problems split into errors and warnings (issue #18)
 _memory_cache: dict[str, tuple[list[Any], dict[str, Any]]] = {}
 
 FileCheck = Callable[[str], str]
@@ -184,17 +184,19 @@ class SkillLibrary:
                     cache[key] = (full_sig, info)
                     dirty = True
                 skill = _skill(info, source, folder)
-                winner = chosen.get(entry.name)
+                # Why both keys: a skill is found by its name or its folder's (see get).
+                winner = chosen.get(entry.name) or chosen.get(skill.name)
                 if winner is None:
-                    chosen[entry.name] = skill
+                    chosen[entry.name] = chosen[skill.name] = skill
                 else:
                     warnings.append(
-                        f"skill {entry.name!r} in {folder} ({source}) is hidden by the one "
+                        f"skill {skill.name!r} in {folder} ({source}) is hidden by the one "
                         f"in {winner.path} ({winner.source})"
                     )
         if dirty:
             self._save_cache(cache)
-        return list(chosen.values()), warnings
+        # Why by id: a skill sits under two keys, and Skill (it holds a dict) is unhashable.
+        return list({id(s): s for s in chosen.values()}.values()), warnings
 
     def _found_now(self) -> tuple[builtins.list[Skill], builtins.list[str]]:
         if self._found is None:
@@ -231,8 +233,8 @@ class SkillLibrary:
 
         skill = self._ok(name)
         parsed = read_skill(skill.path)
-        if parsed.problems:  # changed on disk since it was listed
-            raise SkillError(f"skill {name!r} is broken: {parsed.problems[0]}")
+        if parsed.errors:  # changed on disk since it was listed
+            raise SkillError(f"skill {name!r} is broken: {parsed.errors[0]}")
         return parsed.body
 
     def examples(self, name: str) -> builtins.list[Example]:
@@ -337,16 +339,25 @@ def _parse(folder: Path) -> dict[str, Any]:
     from workhearth.skills.validate import read_skill
 
     parsed = read_skill(folder)
-    problems = parsed.problems + read_examples(folder)[1]
+    # Why: hearth's own examples file is checked strictly; a broken one breaks the skill.
+    examples = read_examples(folder)[1]
     return {
-        "name": parsed.name if parsed.name and not problems else folder.name,
+        "name": _skill_name(parsed.name, folder.name),
         "description": parsed.description,
-        "problems": problems,
+        "problems": parsed.problems + examples,
+        "errors": parsed.errors + examples,
         "allowed_tools": list(parsed.allowed_tools) if parsed.allowed_tools is not None else None,
         "license": parsed.license,
         "compatibility": parsed.compatibility,
         "metadata": parsed.metadata,
     }
+
+
+def _skill_name(declared: str, folder: str) -> str:
+    """The name a skill goes by: its own when it has one on a single line, else its folder's."""
+    if declared.strip() and declared.isprintable():
+        return declared
+    return folder
 
 
 def _skill(info: Mapping[str, Any], source: str, folder: Path) -> Skill:
@@ -357,7 +368,7 @@ def _skill(info: Mapping[str, Any], source: str, folder: Path) -> Skill:
         description=info["description"],
         source=source,
         path=folder,
-        status="broken" if problems else "ok",
+        status="broken" if info["errors"] else "ok",
         problems=problems,
         allowed_tools=tuple(tools) if tools is not None else None,
         license=info.get("license"),

@@ -32,7 +32,14 @@ class SkillError(HearthError):
 
 @dataclass(frozen=True)
 class Skill:
-    """One skill folder as found on disk; ``problems`` is empty exactly when ``status == "ok"``."""
+    """One skill folder as found on disk.
+
+    ``problems`` holds every deviation from the Agent Skills specification. A skill
+    with any is still ``ok`` when it can be used (an unknown key, a name unlike its
+    folder: warnings); it is ``broken`` when it cannot (no description, an unreadable
+    file; see :mod:`workhearth.skills.validate`). ``name`` is the one its ``SKILL.md``
+    declares, else its folder's.
+    """
 
     name: str
     description: str

@@ -1,8 +1,13 @@
-"""Strict reading of ``SKILL.md`` per the Agent Skills specification.
+"""Reading ``SKILL.md`` per the Agent Skills specification: strict to report, lenient to load.
 
 Every problem is one line naming the file and the line: ``SKILL.md:3: name …``.
-A skill with any problem is *broken*: it is listed with its problems and never
-loaded into a prompt.
+``problems`` holds every deviation from the specification (``hearth skills validate``
+prints them all); ``errors`` only those that leave nothing usable — no frontmatter,
+broken YAML, no description, an ``allowed-tools`` that cannot be read, an unreadable
+file. Following the Agent Skills guidance for clients, a skill with problems but no
+errors loads (status ``ok``, the problems as warnings): skills written for Claude
+Code carry keys such as ``version:`` and names such as ``Changelog Writer``. A skill
+with an error is *broken*: listed with its problems, never loaded into a prompt.
 """
 
 from __future__ import annotations
@@ -21,6 +26,13 @@ MAX_NAME = 64
 MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
 FIELDS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
+# One ``allowed-tools`` entry: split on commas and spaces, never inside ``Bash(git add:*)``.
+_TOOL_SPLIT = re.compile(r"[,\s]+(?![^()]*\))")
+
+
+def split_tools(text: str) -> list[str]:
+    """The entries of an ``allowed-tools`` string (``"Read, Bash(git add:*)"`` → two)."""
+    return [word for word in _TOOL_SPLIT.split(text.strip()) if word]
 
 
 class LineDict(dict[Any, Any]):
@@ -86,17 +98,37 @@ def yaml_problem(file: str, exc: Exception, first_line: int = 1) -> str:
 
 @dataclass
 class Parsed:
-    """What ``SKILL.md`` holds, as far as it could be read, and what is wrong with it."""
+    """What ``SKILL.md`` holds, as far as it could be read, and what is wrong with it.
+
+    ``problems`` is every deviation, in file order; ``errors`` the ones among them
+    that make the skill unusable (see the module doc).
+    """
 
     fields: dict[str, Any] = field(default_factory=dict)
     body: str = ""
     problems: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
     name: str = ""
     description: str = ""
     allowed_tools: tuple[str, ...] | None = None
     license: str | None = None
     compatibility: str | None = None
     metadata: dict[str, str] = field(default_factory=dict)
+
+    def warn(self, problem: str) -> None:
+        """A deviation the skill loads despite (the specification's name rules, a new key)."""
+        self.problems.append(problem)
+
+    def fail(self, problem: str) -> None:
+        """A deviation that leaves nothing usable: the skill is broken."""
+        self.problems.append(problem)
+        self.errors.append(problem)
+
+    @classmethod
+    def failed(cls, problem: str) -> Parsed:
+        out = cls()
+        out.fail(problem)
+        return out
 
 
 def split_frontmatter(text: str) -> tuple[str, str, int] | None:
@@ -116,7 +148,7 @@ def parse_skill_text(text: str, folder_name: str) -> Parsed:
     out = Parsed()
     split = split_frontmatter(text)
     if split is None:
-        out.problems.append(
+        out.fail(
             f"{SKILL_FILE}:1: no YAML frontmatter (the file must start with a '---' line "
             "and the frontmatter end with another)"
         )
@@ -125,10 +157,10 @@ def parse_skill_text(text: str, folder_name: str) -> Parsed:
     try:
         data = yaml_load(front)
     except Exception as exc:  # yaml.YAMLError and its subclasses
-        out.problems.append(yaml_problem(SKILL_FILE, exc, first))
+        out.fail(yaml_problem(SKILL_FILE, exc, first))
         return out
     if not isinstance(data, LineDict):
-        out.problems.append(f"{SKILL_FILE}:{first}: the frontmatter must be a YAML mapping")
+        out.fail(f"{SKILL_FILE}:{first}: the frontmatter must be a YAML mapping")
         return out
     out.fields = dict(data)
 
@@ -137,16 +169,23 @@ def parse_skill_text(text: str, folder_name: str) -> Parsed:
 
     for key in data:
         if key not in FIELDS:
-            out.problems.append(f"{at(key)}: unknown field {key!r} (allowed: {', '.join(FIELDS)})")
+            out.warn(f"{at(key)}: unknown field {key!r} (allowed: {', '.join(FIELDS)})")
     _check_name(data, folder_name, at, out, first)
     _check_description(data, at, out, first)
+    _check_optional(data, at, out)
+    _check_allowed_tools(data, at, out)
+    return out
+
+
+def _check_optional(data: LineDict, at: Any, out: Parsed) -> None:
+    """``license``, ``compatibility`` and ``metadata``: a malformed one is ignored, with a warning."""
     for key in ("license", "compatibility"):
         if key in data:
             value = data[key]
             if not isinstance(value, str) or not value.strip():
-                out.problems.append(f"{at(key)}: {key} must be non-empty text")
+                out.warn(f"{at(key)}: {key} must be non-empty text")
             elif key == "compatibility" and len(value) > MAX_COMPATIBILITY:
-                out.problems.append(
+                out.warn(
                     f"{at(key)}: compatibility is {len(value)} characters (at most "
                     f"{MAX_COMPATIBILITY})"
                 )
@@ -157,61 +196,67 @@ def parse_skill_text(text: str, folder_name: str) -> Parsed:
         if not isinstance(meta, Mapping) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in meta.items()
         ):
-            out.problems.append(
+            out.warn(
                 f"{at('metadata')}: metadata must be a mapping of text keys to text values "
                 '(quote numbers: version: "1.0")'
             )
         else:
             out.metadata = dict(meta)
-    if "allowed-tools" in data:
-        tools = data["allowed-tools"]
-        if isinstance(tools, str):
-            out.allowed_tools = tuple(tools.split())
-        elif isinstance(tools, list) and all(isinstance(t, str) and t.strip() for t in tools):
-            out.allowed_tools = tuple(t.strip() for t in tools)
-        else:
-            out.problems.append(
-                f"{at('allowed-tools')}: allowed-tools must be a space-separated string "
-                "(or a list of tool names)"
-            )
-    return out
+
+
+def _check_allowed_tools(data: LineDict, at: Any, out: Parsed) -> None:
+    if "allowed-tools" not in data:
+        return
+    tools = data["allowed-tools"]
+    if isinstance(tools, str):
+        out.allowed_tools = tuple(split_tools(tools))
+    elif isinstance(tools, list) and all(isinstance(t, str) and t.strip() for t in tools):
+        out.allowed_tools = tuple(t.strip() for t in tools)
+    else:
+        # Why an error: loading the skill without the narrowing its author asked for
+        # would let it do more than it says.
+        out.fail(
+            f"{at('allowed-tools')}: allowed-tools must be a space-separated string "
+            "(or a list of tool names)"
+        )
 
 
 def _check_name(data: LineDict, folder_name: str, at: Any, out: Parsed, first: int) -> None:
+    # Why warnings only: the folder names the skill when its own name cannot (see
+    # library._skill_name); clients load such skills and say what deviates.
     if "name" not in data:
-        out.problems.append(f"{SKILL_FILE}:{first}: missing required field 'name'")
+        out.warn(f"{SKILL_FILE}:{first}: missing required field 'name'")
         return
     name = data["name"]
     where = at("name")
     if not isinstance(name, str):
-        out.problems.append(f"{where}: name must be text, not {type(name).__name__}")
+        out.warn(f"{where}: name must be text, not {type(name).__name__}")
         return
     out.name = name
     if not 1 <= len(name) <= MAX_NAME:
-        out.problems.append(f"{where}: name must be 1-{MAX_NAME} characters, not {len(name)}")
+        out.warn(f"{where}: name must be 1-{MAX_NAME} characters, not {len(name)}")
     elif not NAME_RE.match(name):
-        out.problems.append(
+        out.warn(
             f"{where}: name {name!r} may hold only a-z, 0-9 and '-', "
             "and may not start or end with '-' or hold '--'"
         )
     if name != folder_name:
-        out.problems.append(f"{where}: name {name!r} differs from its folder name {folder_name!r}")
+        out.warn(f"{where}: name {name!r} differs from its folder name {folder_name!r}")
 
 
 def _check_description(data: LineDict, at: Any, out: Parsed, first: int) -> None:
+    # Why errors: without a description the model can never know when to use the skill.
     if "description" not in data:
-        out.problems.append(f"{SKILL_FILE}:{first}: missing required field 'description'")
+        out.fail(f"{SKILL_FILE}:{first}: missing required field 'description'")
         return
     text = data["description"]
     where = at("description")
     if not isinstance(text, str) or not text.strip():
-        out.problems.append(f"{where}: description must be non-empty text")
+        out.fail(f"{where}: description must be non-empty text")
         return
     out.description = text.strip()
     if len(text) > MAX_DESCRIPTION:
-        out.problems.append(
-            f"{where}: description is {len(text)} characters (at most {MAX_DESCRIPTION})"
-        )
+        out.warn(f"{where}: description is {len(text)} characters (at most {MAX_DESCRIPTION})")
 
 
 def read_skill(folder: Path) -> Parsed:
@@ -219,18 +264,19 @@ def read_skill(folder: Path) -> Parsed:
     try:
         raw = (folder / SKILL_FILE).read_bytes()
     except FileNotFoundError:
-        return Parsed(problems=[f"{SKILL_FILE}: missing"])
+        return Parsed.failed(f"{SKILL_FILE}: missing")
     except OSError as exc:
-        return Parsed(problems=[f"{SKILL_FILE}: cannot read ({exc.strerror})"])
+        return Parsed.failed(f"{SKILL_FILE}: cannot read ({exc.strerror})")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return Parsed(problems=[f"{SKILL_FILE}: not UTF-8 text (bad byte at offset {exc.start})"])
+        return Parsed.failed(f"{SKILL_FILE}: not UTF-8 text (bad byte at offset {exc.start})")
     return parse_skill_text(text, folder.name)
 
 
 def validate(folder: Path) -> list[str]:
-    """Every problem of the skill in ``folder`` (SKILL.md and .skill-metadata.yaml); [] when valid."""
+    """Every problem of the skill in ``folder`` (SKILL.md and .skill-metadata.yaml), warnings
+    included (strict: this is what ``hearth skills validate`` prints); [] when valid."""
     from workhearth.skills.metadata import read_examples
 
     folder = Path(folder)

@@ -443,7 +443,8 @@ def test_find_skills_honours_precedence_and_marks_broken(tmp_path: Path) -> None
     make_skill(home / "skills", "error-recovery", "My own failure helper.")
     broken = home / "skills" / "half-done"
     broken.mkdir(parents=True)
-    (broken / "SKILL.md").write_text("---\nname: Half Done\ndescription: failure notes\n---\n")
+    # No description: nothing tells the model when to use it (a name unlike its folder would load).
+    (broken / "SKILL.md").write_text("---\nname: half-done\n---\nfailure notes\n")
     found = json.loads(find(home, tmp_path, "failure", "--json").stdout)
     by_name = {r["name"]: r for r in found}
     assert by_name["error-recovery"]["source"] == "user"

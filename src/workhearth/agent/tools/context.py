@@ -12,14 +12,17 @@ from typing import TYPE_CHECKING
 
 from workhearth.agent.approval import Approver, Gate, Mode, Policy, deny_all
 from workhearth.agent.audit import AuditLog, Decision
+from workhearth.agent.changes import Change
 from workhearth.agent.history import FileHistory
 from workhearth.agent.safefs import SafeFS
 from workhearth.errors import HearthError, UsageError
 from workhearth.sessions.session import Session
+from workhearth.shell.runner import end_orphans
 from workhearth.shell.sandbox import Sandbox
 from workhearth.shell.snapshot import Snapshot
 
 if TYPE_CHECKING:
+    from workhearth.agent.changes import ChangeDetector
     from workhearth.agent.loop import RunResult
     from workhearth.agent.tools.skills import SkillState
     from workhearth.memory.api import Memory
@@ -34,10 +37,24 @@ OUTPUT_LIMIT = 8_000
 
 @dataclass(frozen=True)
 class ToolResult:
-    """What the model gets back: ``content`` text, flagged ``is_error`` when the call failed."""
+    """What the model gets back: ``content`` text, flagged ``is_error`` when the call failed.
+
+    ``changes``: what the call changed on disk, when the context tracks it (agent/changes.py).
+    """
 
     content: str
     is_error: bool = False
+    changes: tuple[Change, ...] = ()
+
+
+def command_records(session: Session) -> Path:
+    """Where the process groups of a session's running commands are recorded."""
+    return session.folder / "running"
+
+
+def end_orphaned_commands(session: Session) -> None:
+    """End the commands a dead hearth left running for ``session`` (checked, never a reused PID)."""
+    end_orphans(command_records(session))
 
 
 class ToolError(HearthError):
@@ -87,6 +104,8 @@ class ToolContext:
     # Why: a tool that asks the user itself (read_file on a credential store) records
     # the answer here, so the audit line says what was decided, not "allowed-by-mode".
     decided: Decision | None = field(default=None, repr=False)
+    # Why (issue 18): what each call with side effects changed on disk; None: not tracked.
+    changes: ChangeDetector | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.history is None:
@@ -95,6 +114,9 @@ class ToolContext:
             self.gate = Gate(self.mode, self.policy, self.approver)
         if self.shared is None:
             self.shared = _Shared(self.snapshot)
+            # Why here: the session's tools are about to run again (a run, a resume, a
+            # web task); a command that a killed hearth left running must end first.
+            end_orphaned_commands(self.session)
 
     def for_call(self, call_id: str) -> ToolContext:
         """The same context for one tool call (history, gate and snapshot stay shared)."""

@@ -14,6 +14,7 @@ back as an ``is_error`` result; nothing but ``KeyboardInterrupt`` escapes.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import time
@@ -24,7 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from workhearth.agent.audit import Decision, summarize
+from workhearth.agent.audit import STARTED_SUMMARY, Decision, Outcome, summarize
 from workhearth.agent.tools.context import ToolContext, ToolResult, bound
 from workhearth.errors import HearthError
 from workhearth.models.streaming import ToolSpec
@@ -196,12 +197,19 @@ class ToolRegistry:
         decision: Decision = "allowed-by-mode"
         t = self._tools.get(name)
         if t is None or not t.offered(ctx):
-            available = ", ".join(n for n, other in self._tools.items() if other.offered(ctx))
-            result = ToolResult(f"unknown tool {name!r}; available: {available}", True)
+            result = ToolResult(f"unknown tool {name!r}; available: {self._given(ctx)}", True)
             decision = "denied-by-policy"
-        elif ctx.skills is not None and not ctx.skills.allows(name):
+        elif ctx.skills is not None and not ctx.skills.allows(name, arguments):
             # Why: the active skill's allowed-tools narrow what may run (see tools/skills.py).
-            result = ToolResult(ctx.skills.refusal(name), True)
+            result = ToolResult(ctx.skills.refusal(name, arguments), True)
+            decision = "denied-by-policy"
+        elif ctx.mode == "ask" and not t.read_only:
+            # Why: ask mode never gave the model this tool; name the ones it was given.
+            result = ToolResult(
+                f"Refused by policy: {name} changes things, and ask mode only reads "
+                f"(the user can switch to agent mode); available: {self._given(ctx)}",
+                True,
+            )
             decision = "denied-by-policy"
         elif not isinstance(arguments, Mapping):
             result = ToolResult(f"the input of {name} must be a JSON object", True)
@@ -216,8 +224,14 @@ class ToolRegistry:
                 decision, result = self._run(t, args, ctx)
         problem = self._audit(ctx, name, arguments, decision, result, time.monotonic() - started)
         if problem:
-            result = ToolResult(f"{result.content}\n[workhearth: {problem}]", result.is_error)
+            result = dataclasses.replace(
+                result, content=f"{result.content}\n[workhearth: {problem}]"
+            )
         return result
+
+    def _given(self, ctx: ToolContext) -> str:
+        """The names of the tools the model was given: exactly what :meth:`specs` offers."""
+        return ", ".join(spec.name for spec in self.specs(ctx.mode, ctx))
 
     def _run(self, t: Tool, args: BaseModel, ctx: ToolContext) -> tuple[Decision, ToolResult]:
         opts = t.options
@@ -252,18 +266,41 @@ class ToolRegistry:
             )
         if not verdict.allowed:
             return verdict.decision, ToolResult(f"Refused by policy: {verdict.reason}", True)
+        if opts.command_arg:
+            # Why (issue 18): a command may be cut off by a killed hearth; the audit says
+            # it started, so a crash leaves "started, outcome unknown" behind.
+            given = args.model_dump(exclude_unset=True)
+            self._audit(ctx, t.name, given, verdict.decision, None, 0.0)
+        detector = None if opts.read_only else ctx.changes
+        if detector is None:
+            result = self._invoke(t, args, ctx)
+        else:
+            # Why (issue 18): what the call changed on disk, whichever way it did it.
+            result, changes = detector.around(
+                lambda: self._invoke(t, args, ctx),
+                tool=t.name,
+                call_id=ctx.call_id,
+                session=ctx.session,
+            )
+            result = dataclasses.replace(result, changes=tuple(changes))
+        return ctx.decided or verdict.decision, result
+
+    @staticmethod
+    def _invoke(t: Tool, args: BaseModel, ctx: ToolContext) -> ToolResult:
+        """Run an allowed call; a failure is an error result."""
         try:
-            if not opts.read_only:
+            if not t.options.read_only:
                 # Why (DESIGN §3 Durability): the call is on disk before its effect exists.
                 ctx.session.before_side_effect()
             out = t.func(ctx, **{k: getattr(args, k) for k in type(args).model_fields})
             result = out if isinstance(out, ToolResult) else ToolResult(str(out))
-            result = ToolResult(bound(ctx, result.content, opts.output_limit), result.is_error)
+            return dataclasses.replace(
+                result, content=bound(ctx, result.content, t.options.output_limit)
+            )
         except KeyboardInterrupt:
             raise
         except Exception as exc:
-            result = ToolResult(_error_text(t.name, exc), True)
-        return ctx.decided or verdict.decision, result
+            return ToolResult(_error_text(t.name, exc), True)
 
     @staticmethod
     def _audit(
@@ -271,12 +308,18 @@ class ToolRegistry:
         name: str,
         arguments: Any,
         decision: Decision,
-        result: ToolResult,
+        result: ToolResult | None,
         duration: float,
     ) -> str | None:
-        """Write the audit line; a description of the failure when it could not be written."""
+        """Write the audit line (``result`` None: the call starts); a description of the
+        failure when it could not be written."""
         if ctx.audit is None:
             return None
+        outcome: Outcome = "started"
+        summary = STARTED_SUMMARY
+        if result is not None:
+            outcome = "error" if result.is_error else "ok"
+            summary = summarize(result.content)
         try:
             ctx.audit.record(
                 session=ctx.session.id,
@@ -285,8 +328,8 @@ class ToolRegistry:
                 decision=decision,
                 arguments=dict(arguments) if isinstance(arguments, Mapping) else {},
                 duration=duration,
-                outcome="error" if result.is_error else "ok",
-                summary=summarize(result.content),
+                outcome=outcome,
+                summary=summary,
                 call_id=ctx.call_id or None,
             )
         except OSError as exc:

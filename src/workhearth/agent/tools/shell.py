@@ -9,6 +9,12 @@ later read-only, and anything a command creates there moved to the trash after
 it). A quest's snapshot leaves out variables named like secrets. Unencrypted sessions keep an output over 1 MB whole in the session's
 ``tool-outputs``; an encrypted session keeps no plaintext there, so such an
 output is cut in the middle instead.
+
+A command that exits non-zero or is killed by a signal is a failed call (DESIGN §6):
+the result is an error whose first line gives the exit code and the first line of
+stderr, so the model, the terminal, the page and the audit all say the same. While a
+command runs, its process group is recorded in the session's ``running/`` folder
+(see :func:`workhearth.shell.runner.end_orphans`).
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -26,10 +33,11 @@ from pydantic import BaseModel, Field
 from workhearth.agent import scratch
 from workhearth.agent.approval import Policy
 from workhearth.agent.safefs import SafeFS
-from workhearth.agent.tools.context import ToolContext, ToolError, ToolResult
+from workhearth.agent.tools.context import ToolContext, ToolError, ToolResult, command_records
 from workhearth.agent.tools.registry import tool
 from workhearth.fsutil import make_private_dir
 from workhearth.paths import HearthPaths
+from workhearth.procgroups import ProcessGroups
 from workhearth.shell.protected import Watch, protected_paths
 from workhearth.shell.runner import ShellResult, run
 from workhearth.shell.sandbox import CREDENTIAL_STORES, Sandbox, expand_hidden, sandbox_status
@@ -97,11 +105,34 @@ def _snapshot(ctx: ToolContext) -> Snapshot:
         return snap
 
 
-def _format(res: ShellResult) -> str:
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def _first_stderr_line(res: ShellResult) -> str:
+    """The first line the command wrote to stderr (hearth's own notes left out)."""
+    for line in res.stderr.splitlines():
+        if line.strip() and not line.startswith("[workhearth:"):
+            return line.strip()
+    return ""
+
+
+def _headline(res: ShellResult) -> str:
+    """``exit code N`` and, for a failure, how it ended and stderr's first line."""
     head = f"exit code {res.exit_code}"
     if res.timed_out:
         head += " (timed out, killed)"
-    parts = [head]
+    elif res.exit_code < 0:
+        head += f" (killed by {_signal_name(-res.exit_code)})"
+    first = _first_stderr_line(res) if res.exit_code != 0 else ""
+    return f"{head}: {first}" if first else head
+
+
+def _format(res: ShellResult) -> str:
+    parts = [_headline(res)]
     if res.stdout:
         parts.append("--- stdout ---\n" + res.stdout.rstrip("\n"))
     if res.stderr:
@@ -137,8 +168,10 @@ def shell(
     snapshot = _snapshot(ctx)
     sandbox = None
     if ctx.mode == "quest" and ctx.sandbox is not None:
-        # Why: the snapshot lives in hearth's hidden home; the command must source it.
-        sandbox = ctx.sandbox.exposing(snapshot.path)
+        # Why: the snapshot lives in hearth's hidden home; the command must source it,
+        # and may run the scripts of the skills activate_skill points at (read-only).
+        skills = ctx.skills.folders() if ctx.skills is not None else []
+        sandbox = ctx.sandbox.exposing(snapshot.path, *skills)
     encrypted = ctx.session.encrypted
     if encrypted:
         spool = scratch.make("shell")
@@ -158,6 +191,7 @@ def shell(
             sandbox=sandbox,
             output_limit=SPOOL_LIMIT,
             output_dir=spool,
+            groups=ProcessGroups(command_records(ctx.session)),
         )
     finally:
         if encrypted:
@@ -172,5 +206,7 @@ def shell(
         if kept is not None and not encrypted:
             with contextlib.suppress(OSError):
                 os.chmod(kept, 0o600)
-    # Why: a command whose plant was taken away did not do what it was asked to.
-    return ToolResult(text, is_error=res.timed_out or bool(swept))
+    # Why: a non-zero exit or a signal is a failed call (DESIGN §6), and a command
+    # whose plant was taken away did not do what it was asked to.
+    failed = res.exit_code != 0 or res.timed_out or bool(swept)
+    return ToolResult(text, is_error=failed)

@@ -18,27 +18,34 @@ modes, approvals and quest sandbox.
 tools, ``activate_skill`` and the read-only basics (:data:`ALWAYS_ALLOWED`) are
 offered and may be called; another call is refused (and audited) with a message
 naming the skill. Names are ours (``shell``, ``mcp__srv__tool``) or the ones
-Claude Code skills use (``Bash``, ``Read``, ``Bash(git:*)``…), mapped to ours; a
-pattern in parentheses allows the whole tool (the mode and approvals still judge
-each call). Activating another skill replaces the active one; a skill without
-``allowed-tools`` lifts the narrowing. The active skill and its allowed tools are
-recorded in the session's checkpoint (``active_skill``), so a resumed session
-keeps the narrowing it had, even when the skill changed on disk meanwhile.
+Claude Code skills use (``Bash``, ``Read``, ``Bash(git:*)``…), mapped to ours. A
+pattern in parentheses narrows the shell as Claude Code does: with ``Bash(python:*)``
+every simple command of a command line (split on ``;`` ``&&`` ``||`` ``|`` and
+newlines, and looked for inside ``$(…)``, backticks, ``bash -c`` and ``eval``, by
+:func:`~workhearth.agent.approval.simple_commands`) must start with ``python``, else
+the call is refused naming the pattern; a bare ``Bash`` allows every command. On
+other tools a pattern allows the whole tool. The mode and approvals still judge each
+call. Activating another skill replaces the active one; a skill without
+``allowed-tools`` lifts the narrowing. The active skill, its allowed tools and shell
+patterns are recorded in the session's checkpoint (``active_skill``), so a resumed
+session keeps the narrowing it had, even when the skill changed on disk meanwhile.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shlex
 import sys
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
+from workhearth.agent.approval import simple_commands
 from workhearth.agent.safefs import SafeFS
 from workhearth.agent.tools.context import ToolContext, ToolError
 from workhearth.agent.tools.registry import tool
@@ -73,15 +80,78 @@ matches one below, call activate_skill with its name before starting, then follo
 """
 
 
+SHELL = "shell"
+# Why one program: `python`, `python3` and hearth's own interpreter (the activation
+# header's `/…/bin/python3`) are what a skill that allows `python` means.
+_PYTHON = re.compile(r"python(?:3(?:\.\d+)?)?")
+
+
+def _entries(declared: Iterable[str]) -> Iterable[tuple[str, str | None]]:
+    """``(our tool name, pattern or None)`` for each ``allowed-tools`` entry."""
+    # Why here: ``hearth --help`` must not import the skills package.
+    from workhearth.skills.validate import split_tools
+
+    for item in declared:
+        for word in split_tools(item):
+            name, paren, rest = word.partition("(")
+            name = name.strip()
+            if name:
+                ours = FOREIGN_NAMES.get(name.lower(), name)
+                yield ours, rest.removesuffix(")").strip() if paren else None
+
+
 def tool_names(declared: Iterable[str]) -> frozenset[str]:
     """Our tool names for an ``allowed-tools`` list (``Bash(git:*)`` → ``shell``)."""
-    out = set()
-    for item in declared:
-        for word in re.split(r"[,\s]+(?![^()]*\))", item.strip()):
-            name = word.split("(", 1)[0].strip()
-            if name:
-                out.add(FOREIGN_NAMES.get(name.lower(), name))
-    return frozenset(out)
+    return frozenset(name for name, _ in _entries(declared))
+
+
+def shell_patterns(declared: Iterable[str]) -> tuple[str, ...] | None:
+    """The command patterns ``allowed-tools`` gives the shell (``Bash(python:*)`` →
+    ``python:*``); None when it allows the shell whole (a bare ``Bash``) or not at all."""
+    patterns: list[str] = []
+    for name, pattern in _entries(declared):
+        if name != SHELL:
+            continue
+        if pattern is None:
+            return None
+        patterns.append(pattern)
+    return tuple(patterns) or None
+
+
+def _program(word: str) -> str:
+    name = os.path.basename(word)
+    return "python" if _PYTHON.fullmatch(name) else name
+
+
+def command_matches(pattern: str, words: Sequence[str]) -> bool:
+    """Whether one simple command (its words) fits a Claude Code shell pattern.
+
+    ``git:*`` and ``git *``: the words start with ``git`` (then anything or nothing);
+    ``git status``: exactly those words; ``*`` elsewhere: a glob over the words.
+    """
+    text = pattern.strip()
+    if text.endswith(":*"):
+        text = text[:-2].rstrip() + " *"
+    want = text.split()
+    if not want or not words:
+        return False
+    if want[0] != "*":
+        want[0] = _program(want[0])
+    got = [_program(words[0]), *words[1:]]
+    if want[-1] == "*":
+        head = want[:-1]
+        return len(got) >= len(head) and all(map(fnmatch.fnmatchcase, got, head))
+    if "*" in text:
+        return fnmatch.fnmatchcase(" ".join(got), " ".join(want))
+    return got == want
+
+
+def refused_part(command: str, patterns: Sequence[str]) -> str | None:
+    """The first simple command of ``command`` no pattern allows, or None when all fit."""
+    for words in simple_commands(command):
+        if not any(command_matches(p, words) for p in patterns):
+            return shlex.join(words)
+    return None
 
 
 def catalogue(library: SkillLibrary, budget_tokens: int = CATALOGUE_TOKENS) -> str:
@@ -108,7 +178,12 @@ def skill_files(folder: Path, limit: int = FILES_SHOWN) -> list[str]:
     return shown
 
 
-def activation_text(skill: Skill, body: str, allowed: frozenset[str] | None) -> str:
+def activation_text(
+    skill: Skill,
+    body: str,
+    allowed: frozenset[str] | None,
+    commands: Sequence[str] | None = None,
+) -> str:
     """What ``activate_skill`` returns: a header (folder, how to run scripts, files) and the body."""
     folder = str(skill.path)
     python = shlex.quote(sys.executable)
@@ -128,6 +203,9 @@ def activation_text(skill: Skill, body: str, allowed: frozenset[str] | None) -> 
     if allowed is not None:
         tools = ", ".join(sorted(allowed | ALWAYS_ALLOWED))
         lines.append(f"While this skill is active you may only call: {tools}.")
+        if SHELL in allowed and commands is not None:
+            shown = " ".join(f"Bash({p})" for p in commands)
+            lines.append(f"Every part of a shell command must match: {shown}.")
     return "\n".join(lines) + "\n\n---\n\n" + body.strip() + "\n"
 
 
@@ -139,10 +217,13 @@ class SkillState:
         self._lock = threading.Lock()
         self.active: str | None = None
         self.allowed: frozenset[str] | None = None
+        self.commands: tuple[str, ...] | None = None  # shell patterns; None: any command
         if isinstance(recorded, Mapping) and recorded.get("name"):
             self.active = str(recorded["name"])
             tools = recorded.get("allowed_tools")
             self.allowed = None if tools is None else frozenset(map(str, tools))
+            patterns = recorded.get("shell_patterns")
+            self.commands = None if patterns is None else tuple(map(str, patterns))
         self._reader: SafeFS | None = None
         self._reader_built = False
 
@@ -157,13 +238,34 @@ class SkillState:
         if self.active is None:
             return None
         allowed = None if self.allowed is None else sorted(self.allowed)
-        return {"name": self.active, "allowed_tools": allowed}
+        out: dict[str, Any] = {"name": self.active, "allowed_tools": allowed}
+        if self.commands is not None:
+            out["shell_patterns"] = list(self.commands)
+        return out
 
     # ---------------------------------------------------------- narrowing
-    def allows(self, tool_name: str) -> bool:
-        return self.allowed is None or tool_name in self.allowed or tool_name in ALWAYS_ALLOWED
+    def allows(self, tool_name: str, arguments: Mapping[str, Any] | None = None) -> bool:
+        """Whether ``tool_name`` may be offered, and with ``arguments``, called so."""
+        if not (self.allowed is None or tool_name in self.allowed or tool_name in ALWAYS_ALLOWED):
+            return False
+        return self._refused_command(tool_name, arguments) is None
 
-    def refusal(self, tool_name: str) -> str:
+    def _refused_command(self, tool_name: str, arguments: Mapping[str, Any] | None) -> str | None:
+        if tool_name != SHELL or self.commands is None or not isinstance(arguments, Mapping):
+            return None
+        command = arguments.get("command")
+        # Why: a command that is not text is refused by the tool's own validation.
+        return refused_part(command, self.commands) if isinstance(command, str) else None
+
+    def refusal(self, tool_name: str, arguments: Mapping[str, Any] | None = None) -> str:
+        part = self._refused_command(tool_name, arguments)
+        if part is not None and self.commands is not None:
+            patterns = " ".join(f"Bash({p})" for p in self.commands)
+            return (
+                f"the command {part!r} is not allowed while the skill {self.active!r} is "
+                f"active: its allowed-tools let the shell run only {patterns}; every part "
+                "of a command line must match. Activating another skill changes this."
+            )
         tools = ", ".join(sorted((self.allowed or frozenset()) | ALWAYS_ALLOWED))
         return (
             f"{tool_name} is not allowed while the skill {self.active!r} is active "
@@ -184,24 +286,29 @@ class SkillState:
     def activate(self, name: str, session: Session | None = None) -> str:
         """Make ``name`` the active skill (recorded in ``session``'s checkpoint); its text."""
         skill, body, allowed = self.load(name)
+        commands = None if allowed is None else shell_patterns(skill.allowed_tools or ())
         with self._lock:
-            self.active, self.allowed = skill.name, allowed
+            self.active, self.allowed, self.commands = skill.name, allowed, commands
             if session is not None:
                 # Why: a resumed session keeps the skill, and its narrowing, it had.
                 business = session.load().business
                 session.checkpoint(business.replace(active_skill=self.recorded()))
-        return activation_text(skill, body, allowed)
+        return activation_text(skill, body, allowed, commands)
 
     # -------------------------------------------------------------- reading
+    def folders(self) -> list[Path]:
+        """The usable skills' folders: what ``activate_skill`` may point the model at."""
+        try:
+            return [s.path for s in self.library.list() if s.ok and s.path.is_dir()]
+        except HearthError:
+            return []
+
     def reader(self) -> SafeFS | None:
         """A confinement over the usable skills' folders (read-only by use), None without any."""
         with self._lock:
             if not self._reader_built:
                 self._reader_built = True
-                try:
-                    folders = [s.path for s in self.library.list() if s.ok and s.path.is_dir()]
-                except HearthError:
-                    folders = []
+                folders = self.folders()
                 self._reader = SafeFS(folders) if folders else None
             return self._reader
 

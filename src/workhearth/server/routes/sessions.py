@@ -1,4 +1,5 @@
-"""``/v1/sessions``: list sessions (with their task status) and read their messages."""
+"""``/v1/sessions``: list sessions (with their task status), read their messages and
+the files their tool calls changed."""
 
 from __future__ import annotations
 
@@ -8,7 +9,14 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 
 from workhearth.app import Workhearth
 from workhearth.server.deps import hearth_dep
-from workhearth.server.schemas import ID_MAX, LatestOut, SessionListOut, TranscriptOut, errors
+from workhearth.server.schemas import (
+    ID_MAX,
+    FilesChangedOut,
+    LatestOut,
+    SessionListOut,
+    TranscriptOut,
+    errors,
+)
 from workhearth.sessions.store import COUNT_DEFAULT, COUNT_MAX, COUNT_MIN
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
@@ -49,3 +57,9 @@ def messages(
 def latest(session_id: SessionId, wh: Hearth) -> dict:
     """The newest message of a session (``null`` when it has none)."""
     return wh.sessions.latest_message(session_id).as_dict()
+
+
+@router.get("/{session_id}/changes", response_model=FilesChangedOut, responses=errors(404, 409))
+def changes(session_id: SessionId, wh: Hearth) -> dict:
+    """The files the session's tool calls created, modified or deleted, oldest first."""
+    return wh.sessions.files_changed(session_id).as_dict()

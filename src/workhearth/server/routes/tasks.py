@@ -1,6 +1,6 @@
 """``/v1/tasks``: start, resume and stop agent tasks, stream their events, answer approvals.
 
-A task is named by its session id. The app puts one :class:`TaskManager` in
+A task is named by its session id. The app puts one :class:`TaskService` in
 ``app.state.tasks`` and includes this router behind its login check.
 """
 
@@ -16,7 +16,7 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from workhearth.server.schemas import ID_MAX, PATH_MAX, TaskStatus, errors
-from workhearth.server.tasks import Task, TaskConflict, TaskManager
+from workhearth.server.tasks import Task, TaskConflict, TaskService, sse_stream
 
 # Why no auth dependency here: create_app serves every /v1/ path behind RequireLogin.
 router = APIRouter(prefix="/v1/tasks", tags=["tasks"])
@@ -69,14 +69,15 @@ class PendingOut(BaseModel):
 class TaskOut(BaseModel):
     session_id: str
     status: TaskStatus
+    reason: str | None = Field(None, description="Why a failed task failed, in words.")
     pending_approval: PendingOut | None
 
 
-def tasks_dep(request: Request) -> TaskManager:
+def tasks_dep(request: Request) -> TaskService:
     return request.app.state.tasks
 
 
-Tasks = Annotated[TaskManager, Depends(tasks_dep)]
+Tasks = Annotated[TaskService, Depends(tasks_dep)]
 
 
 @contextlib.contextmanager
@@ -182,7 +183,7 @@ def events(
     # Why not isdigit(): it accepts digits int() refuses ("²").
     after = int(last_event_id) if last_event_id and re.fullmatch(r"[0-9]+", last_event_id) else 0
     return StreamingResponse(
-        task.stream(after, tasks.heartbeat, tasks.closing),
+        sse_stream(task, after, tasks.heartbeat, tasks.closing),
         media_type="text/event-stream",
         # Why: proxies (nginx) must pass each event on at once, not buffer the stream.
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},

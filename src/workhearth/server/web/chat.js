@@ -84,9 +84,11 @@ function conversation(section, id) {
   clear(status).append(statusBadge("running"));
   stream = attach(id, live, {
     onStatus: (value) => clear(status).append(statusBadge(value)),
-    onDone: () => {
+    onDone: (_reason, end) => {
       stream = null;
-      clear(status).append(statusBadge("done"));
+      // Why the task's own status: a run that ended on an error is "failed", never a green "done".
+      clear(status).append(statusBadge(end?.status || "done"));
+      if (end?.message) status.append(h("span", { class: "task-reason", role: "alert", text: ` ${end.message}` }));
       after.hidden = false;
       section.querySelector(".btn-stop")?.remove();
     },

@@ -188,12 +188,16 @@ export function attach(sessionId, container, { onStatus, onDone } = {}) {
     if (data.status !== "waiting") for (const card of openApprovals()) resolveApproval(card, t("approval.answered"));
     onStatus?.(data.status);
   });
+  source.addEventListener("approval_cancelled", (ev) => {
+    const data = parse(ev);
+    for (const card of openApprovals()) if (!data.call_id || card.dataset.call === data.call_id) resolveApproval(card, t("approval.cancelled"));
+  });
   source.addEventListener("done", (ev) => {
     const data = parse(ev);
     closed = true;
     source.close();
-    for (const card of openApprovals()) resolveApproval(card, t("approval.answered"));
-    onDone?.(data.reason);
+    for (const card of openApprovals()) resolveApproval(card, t("approval.cancelled"));
+    onDone?.(data.reason, data);
   });
   source.addEventListener("error", () => {
     // Why: EventSource reconnects by itself; a closed source after "done" must not.

@@ -9,7 +9,6 @@ import { ago, errorToast, statusBadge, toast, when } from "./ui.js";
 const LIST_REFRESH_MS = 5000;
 const COUNT_STEP = 10;
 const COUNT_MAX = 30;
-const FILE_TOOLS = new Set(["write_file", "edit_file", "delete_file", "move_file"]);
 
 let section = null;
 let stream = null;
@@ -83,21 +82,23 @@ function showList() {
 }
 
 // ------------------------------------------------------------------ one task
-function fileChanges(messages) {
-  const out = [];
-  for (const msg of messages) {
-    for (const block of Array.isArray(msg.content) ? msg.content : []) {
-      if (block?.type === "tool_use" && FILE_TOOLS.has(block.name) && block.input?.path) {
-        out.push({ path: String(block.input.path), tool: block.name, call_id: block.id });
-      }
-    }
-  }
-  return out;
+function changeLabel(change) {
+  if (change.entries != null) return t("tasks.changeFolder", { kind: t(`tasks.change.${change.kind}`), n: change.entries });
+  return t(`tasks.change.${change.kind}`);
 }
 
-async function renderFiles(box, id, messages) {
+// Why: what changed on disk is measured by the server (GET /v1/sessions/{id}/changes),
+// never guessed from the model's tool calls: a denied write changed nothing, a shell
+// command may have changed many files.
+async function renderFiles(box, id) {
   clear(box);
-  const changes = fileChanges(messages);
+  let files;
+  try {
+    files = await api(`/v1/sessions/${q(id)}/changes`);
+  } catch {
+    files = {};
+  }
+  const changes = Array.isArray(files.changes) ? files.changes : [];
   // Why: the session's file history holds the version each write replaced; match by tool call.
   let versions = [];
   try {
@@ -105,17 +106,19 @@ async function renderFiles(box, id, messages) {
   } catch {
     versions = [];
   }
-  if (!changes.length && !versions.length) return;
-  const rows = changes.length ? changes : versions.map((v) => ({ path: v.original, tool: "", call_id: v.call_id }));
+  if (!changes.length && !versions.length && !files.omitted && !files.untracked) return;
+  // Why: a session recorded before changes were measured still offers its versions.
+  const rows = changes.length ? changes : versions.map((v) => ({ path: v.original, kind: "modified", tool: "", call_id: v.call_id }));
   box.append(h("h3", { text: t("tasks.files") }));
   const list = h("ul", { class: "files" });
   for (const change of rows) {
-    const version = versions.find((v) => v.call_id && v.call_id === change.call_id);
+    const version = change.kind !== "created" && versions.find((v) => v.call_id && v.call_id === change.call_id);
     list.appendChild(
       h(
         "li",
-        {},
-        h("code", { text: change.path }),
+        { "data-kind": change.kind },
+        h("code", { text: change.entries != null ? `${change.path}/` : change.path }),
+        h("span", { class: `badge change-${change.kind}`, text: changeLabel(change) }),
         change.tool ? h("span", { class: "muted small", text: change.tool }) : null,
         version
           ? h("button", {
@@ -133,15 +136,17 @@ async function renderFiles(box, id, messages) {
                     errorToast(err);
                   }
                   // Why: the restore kept what it replaced as a new version; list it.
-                  renderFiles(box, id, messages);
+                  renderFiles(box, id);
                 },
               },
             })
-          : h("span", { class: "muted small", text: t("tasks.noPrevious") }),
+          : null,
       ),
     );
   }
   box.append(list);
+  if (files.omitted) box.append(h("p", { class: "muted small", text: t("tasks.filesOmitted", { n: files.omitted }) }));
+  if (files.untracked) box.append(h("p", { class: "muted small", text: t("tasks.filesUntracked") }));
 }
 
 async function showTask(id) {
@@ -175,7 +180,7 @@ async function showTask(id) {
       const hidden = (data.total || 0) - (data.returned || 0);
       more.hidden = hidden <= 0 || count >= COUNT_MAX;
       pageNote.textContent = hidden > 0 ? t("tasks.shown", { shown: data.returned, total: data.total }) : "";
-      renderFiles(files, id, data.messages || []);
+      renderFiles(files, id);
     } catch (err) {
       transcript.append(h("p", { class: "form-error", text: t("error.prefix", { detail: err.message }) }));
     }
@@ -185,8 +190,9 @@ async function showTask(id) {
     loadTranscript();
   });
 
-  const setStatus = (value) => {
+  const setStatus = (value, reason) => {
     clear(status).append(statusBadge(value));
+    if (value === "failed" && reason) status.append(h("div", { class: "task-reason", role: "alert", text: reason }));
     clear(controls);
     if (value === "running" || value === "waiting") {
       controls.append(
@@ -206,7 +212,7 @@ async function showTask(id) {
         }),
       );
       if (!stream) follow();
-    } else if (value === "stopped") {
+    } else if (value === "stopped" || value === "failed") {
       controls.append(
         h("button", {
           type: "button",
@@ -257,7 +263,7 @@ async function showTask(id) {
   const refreshStatus = async () => {
     try {
       const task = await api(`/v1/tasks/${q(id)}`);
-      setStatus(task.status);
+      setStatus(task.status, task.reason);
     } catch {
       setStatus("done");
     }

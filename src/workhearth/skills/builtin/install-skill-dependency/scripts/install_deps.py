@@ -98,8 +98,8 @@ def declared(folder: Path) -> list[str]:
     from workhearth.skills.validate import read_skill
 
     parsed = read_skill(folder)
-    if parsed.problems:
-        raise UserError(f"{folder.name} is broken: {parsed.problems[0]}")
+    if parsed.errors:
+        raise UserError(f"{folder.name} is broken: {parsed.errors[0]}")
     value = parsed.metadata.get(KEY, "")
     if not isinstance(value, str):
         raise UserError(f"{folder.name}: metadata {KEY} must be a string of requirements")
