@@ -53,9 +53,14 @@ def test_agent_overhead_bench_runs(tmp_path: Path) -> None:
         "agent_overhead.py",
         tmp_path / "a.json",
         *("--steps", "20", "--runs", "1", "--startup-runs", "1", "--dir", str(tmp_path)),
+        *("--stop-tries", "1"),
     )
     assert result["step_overhead_ms"]["ours"] > 0
     assert result["startup"]["hearth_help_ms"] > 0
+    # Issue #18: a stop ends the task at once, also while its model is silent (the
+    # fake server pauses 30 s: a stop that waited for the next event would take that).
+    assert set(result["stop_latency_ms"]) == {"silent", "streaming"}
+    assert all(0 < ms < 20_000 for ms in result["stop_latency_ms"].values())
 
 
 def test_memory_quality_bench_scores_a_conversation_it_can_answer(tmp_path: Path) -> None:
@@ -112,6 +117,14 @@ def test_adversary_bench_runs(tmp_path: Path) -> None:
     assert result["savers"]["naive_rewrite"]["hand_lines"] > 0
     for trial in ("full_disk", "read_only"):
         assert "skipped" in result[trial] or result[trial], trial
+    # The side doors of issue #17 (bench/side_doors.py): every attack tried, none got through.
+    doors = result["side_doors"]
+    attacks = ("zip_chains", "folder_configs", "lying_servers", "quest_persistence", "nul")
+    assert set(doors) == set(attacks)
+    for attack, row in doors.items():
+        if attack == "quest_persistence" and "skipped" in row:
+            continue  # no bubblewrap here: said with the reason
+        assert row["tries"] > 0 and row["failures"] == 0, (attack, row)
 
 
 def test_memory_cli_bench_runs(tmp_path: Path) -> None:

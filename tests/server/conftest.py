@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from tests.fake_providers import FakeProvider, Reply
+from tests.server.tasks_helpers import Api, running_api
 from workhearth.app import Workhearth
 from workhearth.config import Config, load_config
 from workhearth.server.app import create_app
@@ -43,3 +46,24 @@ def served(tmp_path: Path) -> Iterator[Served]:
     # Why only this one entered: it runs the app's lifespan (start and shutdown) once.
     with TestClient(app, base_url=BASE, headers={"Authorization": f"Bearer {token}"}) as api:
         yield Served(app, client, api, config, token, home, workspace)
+
+
+@pytest.fixture
+def api_for(
+    tmp_path: Path, serve: Callable[[list[Reply]], FakeProvider]
+) -> Iterator[Callable[..., Api]]:
+    """``api_for(replies)`` -> a running API whose model plays ``replies``."""
+    stack: list[Any] = []
+
+    def make(replies: list[Reply] | None, **kw: Any) -> Api:
+        fake = serve(replies) if replies is not None else None
+        (tmp_path / "workspace").mkdir(exist_ok=True)
+        cm = running_api(tmp_path / "home", tmp_path / "workspace", fake, **kw)
+        stack.append(cm)
+        api = cm.__enter__()
+        api.fake = fake  # type: ignore[attr-defined]
+        return api
+
+    yield make
+    for cm in reversed(stack):
+        cm.__exit__(None, None, None)

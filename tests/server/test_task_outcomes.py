@@ -11,17 +11,14 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
-
-import pytest
 
 from tests.e2e.conftest import make_hearth
 from tests.e2e.test_agent_run import Agent, calls_reply, text_reply, tool_names
 from tests.fake_providers import FakeProvider, Reply
 from tests.mcp.test_client import SMALL
-from tests.server.tasks_helpers import Api, running_api
+from tests.server.tasks_helpers import Api
 from workhearth.config import load_config
 from workhearth.sessions.store import SessionStore
 from workhearth.tasks.service import transcript_status
@@ -32,24 +29,6 @@ DOWN = Reply(
     pieces=[b'{"error": {"message": "the model is overloaded"}}'],
     content_type="application/json",
 )
-
-
-@pytest.fixture
-def api_for(tmp_path: Path, serve: Serve) -> Iterator[Callable[..., Api]]:
-    stack: list[Any] = []
-
-    def make(replies: list[Reply]) -> Api:
-        fake = serve(replies)
-        (tmp_path / "workspace").mkdir(exist_ok=True)
-        cm = running_api(tmp_path / "home", tmp_path / "workspace", fake)
-        stack.append(cm)
-        api = cm.__enter__()
-        api.fake = fake  # type: ignore[attr-defined]
-        return api
-
-    yield make
-    for cm in reversed(stack):
-        cm.__exit__(None, None, None)
 
 
 def test_a_model_error_fails_the_task_with_its_reason_everywhere(

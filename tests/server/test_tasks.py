@@ -6,41 +6,21 @@ API is the real ``create_app`` served by uvicorn on loopback, read event by even
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 
 from tests.e2e.test_agent_run import calls_reply, stream_pieces, text_reply
 from tests.fake_providers import FakeProvider, Reply
-from tests.server.tasks_helpers import MODEL, Api, model_env, running_api
+from tests.server.tasks_helpers import MODEL, Api, model_env
 from workhearth.config import load_config
 from workhearth.sessions.reconstruct import INTERRUPTED_TOOL_TEXT
 from workhearth.sessions.store import SessionStore
 from workhearth.tasks.words import NO_MODEL
 
 Serve = Callable[[list[Reply]], FakeProvider]
-
-
-@pytest.fixture
-def api_for(tmp_path: Path, serve: Serve) -> Iterator[Callable[..., Api]]:
-    """``api_for(replies)`` -> a running API whose model plays ``replies``."""
-    stack: list[Any] = []
-
-    def make(replies: list[Reply] | None, **kw: Any) -> Api:
-        fake = serve(replies) if replies is not None else None
-        (tmp_path / "workspace").mkdir(exist_ok=True)
-        cm = running_api(tmp_path / "home", tmp_path / "workspace", fake, **kw)
-        stack.append(cm)
-        api = cm.__enter__()
-        api.fake = fake  # type: ignore[attr-defined]
-        return api
-
-    yield make
-    for cm in reversed(stack):
-        cm.__exit__(None, None, None)
 
 
 def audit(home: Path) -> list[dict[str, Any]]:

@@ -625,7 +625,15 @@ def open_servers(
     trust: FolderTrust | None = None,
 ) -> MCPServers:
     """The servers configured for ``workspace`` (none is fine: every call then fails cleanly)."""
-    specs = configured_servers(config, workspace, env, warn, trust)
+    return servers_of(
+        config, workspace, env, configured_servers(config, workspace, env, warn, trust)
+    )
+
+
+def servers_of(
+    config: Config, workspace: Path, env: Mapping[str, str], specs: Mapping[str, McpServerConfig]
+) -> MCPServers:
+    """``specs`` as servers started in ``workspace`` with the minimal environment."""
     return MCPServers(
         specs,
         cache_dir=config.home / "cache" / "mcp",
@@ -646,4 +654,5 @@ __all__ = [
     "open_servers",
     "read_mcp_json",
     "server_environment",
+    "servers_of",
 ]

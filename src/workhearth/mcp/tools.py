@@ -47,7 +47,7 @@ from workhearth.mcp.client import (
     RemoteTool,
     Warn,
     configured_servers,
-    server_environment,
+    servers_of,
 )
 from workhearth.memory.index import MemoryIndex
 from workhearth.models.streaming import ToolSpec
@@ -354,13 +354,7 @@ def run_tools(
 
     def factory() -> list[Tool]:
         if not built:
-            servers = MCPServers(
-                specs,
-                cache_dir=config.home / "cache" / "mcp",
-                env=server_environment(env),
-                cwd=workspace,
-                call_timeout=config.mcp.call_timeout,
-            )
+            servers = servers_of(config, workspace, env, specs)
             atexit.register(servers.close)
             found = agent_tools(
                 servers,

@@ -201,26 +201,6 @@ class TaskService:
         return stand_in
 
     # ------------------------------------------------------------- start
-    def prepare_start(
-        self,
-        prompt: str,
-        *,
-        workspace: str | None = None,
-        mode: str | None = None,
-        model: str | None = None,
-        skill: str | None = None,
-        example: str | None = None,
-        values: Mapping[str, str] | None = None,
-    ) -> tuple[Workhearth, str]:
-        """Check a new task before anything exists: its folder, prompt and model."""
-        if mode is not None and mode not in MODES:
-            raise UsageError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-        folder = self._workspace(workspace)
-        wh = self.hearth(folder)
-        prompt = self._prompt(wh, prompt, skill, example, values)
-        self.require_model(wh, model)
-        return wh, prompt
-
     def start(
         self,
         prompt: str,
@@ -233,16 +213,13 @@ class TaskService:
         values: Mapping[str, str] | None = None,
     ) -> Task:
         """A new session working on ``prompt`` (or ``skill``'s ``example`` filled with
-        ``values``), in the background."""
-        wh, prompt = self.prepare_start(
-            prompt,
-            workspace=workspace,
-            mode=mode,
-            model=model,
-            skill=skill,
-            example=example,
-            values=values,
-        )
+        ``values``), in the background. Checked before anything exists: its folder,
+        prompt, skill and model."""
+        if mode is not None and mode not in MODES:
+            raise UsageError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+        wh = self.hearth(self._workspace(workspace))
+        prompt = self._prompt(wh, prompt, skill, example, values)
+        self.require_model(wh, model)
         if skill:
             from workhearth.agent.tools import SkillState
 
