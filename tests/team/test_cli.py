@@ -20,7 +20,7 @@ def hearth(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
         env=env,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,  # Why: remove --purge rewrites tables (VACUUM FULL)
         cwd=tmp_path,
     )
 

@@ -7,8 +7,6 @@ space, and the same search finds them: that case proves the test can fail.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -17,23 +15,10 @@ import orjson
 import psycopg
 import pytest
 
-from tests.e2e.conftest import HEARTH_CMD
 from tests.team.pg_cluster import Server
+from tests.team.test_cli import hearth as _hearth
 from workhearth.team.store import PgBank, connect
 from workhearth.team.users import add_user
-
-
-def _hearth(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("HEARTH_")}
-    env["HEARTH_HOME"] = str(tmp_path / "home")
-    return subprocess.run(
-        [*HEARTH_CMD, "team", "user", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )
 
 
 def _files_holding(server: Server, url: str, needle: bytes) -> list[str]:
