@@ -144,3 +144,32 @@ def test_stop_cancels_a_silent_model_at_once(api_for: Callable[..., Api]) -> Non
     assert api.client.get(f"/v1/tasks/{sid}").json()["status"] == "stopped"
     listed = {s["session_id"]: s for s in api.client.get("/v1/sessions").json()["sessions"]}
     assert listed[sid]["status"] == "stopped"
+
+
+def test_stop_ends_a_running_command_at_once(api_for: Callable[..., Api], tmp_path: Path) -> None:
+    """A stop while a long command runs ends the command (its group gets SIGTERM) instead of
+    waiting for it; the task says ``stopped`` and the command never finishes its work."""
+    late = tmp_path / "workspace" / "late.txt"
+    command = f"sleep 30; echo late > {late}"
+    api = api_for(
+        [
+            calls_reply("openai", ("call_s", "shell", {"command": command, "timeout": 60})),
+            text_reply("openai", "never asked"),
+        ]
+    )
+    sid = api.start(task="wait a while", mode="agent")
+    with api.events(sid) as events:
+        (approval,) = [e for e in api.until(events, "approval") if e.name == "approval"]
+        url = f"/v1/tasks/{sid}/approvals/{approval.data['call_id']}"
+        assert api.client.post(url, json={"answer": "once"}).status_code == 204
+        api.until(events, "status")  # running again: the command starts
+        time.sleep(1.0)
+        stopped_at = time.monotonic()
+        assert api.client.post(f"/v1/tasks/{sid}/stop").status_code == 202
+        rest = list(events)
+    took = time.monotonic() - stopped_at
+    assert rest[-1].data == {"reason": "stopped", "status": "stopped"}, rest
+    assert took < 10, f"the stop took {took:.1f} s"
+    (result,) = [e.data for e in rest if e.name == "tool_result"]
+    assert not result["ok"] and "SIGTERM" in result["summary"], result
+    assert not late.exists()

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from workhearth.fsutil import make_private_dir
-from workhearth.procgroups import ProcessGroups
+from workhearth.procgroups import GroupRecord, ProcessGroups
 from workhearth.shell.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -217,6 +217,18 @@ def end_orphans(records: Path) -> None:
     so a reused PID is never signalled; the records are removed either way.
     """
     ProcessGroups(records).end_orphans()
+
+
+def interrupt_commands(records: Path) -> int:
+    """SIGTERM the command groups this process recorded in ``records`` (a user's stop from
+    another thread); each ends as a command killed by a signal. How many were signalled."""
+    me, count = os.getpid(), 0
+    for path in sorted(records.glob("*.json")) if records.is_dir() else ():
+        record = GroupRecord.load(path)
+        if record is not None and record.owner_pid == me:
+            record.signal(signal.SIGTERM)  # Why via the record: never a reused PID
+            count += 1
+    return count
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> int:

@@ -21,6 +21,7 @@ from typing import Any
 from workhearth.agent.approval import Approver
 from workhearth.agent.runner import MODES, RunOptions, check_model, resume, session_model
 from workhearth.agent.tools import Tool
+from workhearth.agent.tools.context import command_records
 from workhearth.app import Workhearth
 from workhearth.config import Config
 from workhearth.errors import (
@@ -32,6 +33,7 @@ from workhearth.errors import (
 )
 from workhearth.sessions.reconstruct import repair
 from workhearth.sessions.session import Session
+from workhearth.shell.runner import interrupt_commands
 from workhearth.tasks.task import (
     ANSWERS,
     EventApprover,
@@ -396,6 +398,8 @@ class TaskService:
         self, task: Task, wh: Workhearth, session: Session, opts: RunOptions, prompt: str | None
     ) -> None:
         """The run from start to end; never raises (the end is ``task``'s last event)."""
+        records = command_records(session)
+        task.interrupt = lambda: interrupt_commands(records)
         reason, message = "error", None
         try:
             result = resume(wh, session, opts, prompt)

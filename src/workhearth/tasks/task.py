@@ -102,6 +102,8 @@ class Task:
         self.on_event: Callable[[TaskEvent], None] | None = None  # a foreground renderer
         # Aborts the model request under way (set once the run's agent exists).
         self.cancel: Callable[[], None] | None = None
+        # Ends the commands the run has running (set by the service).
+        self.interrupt: Callable[[], object] | None = None
         self._lock = threading.Lock()
         self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
         self._call_ids = itertools.count(1)
@@ -205,11 +207,15 @@ class Task:
             pending.answered.set()
 
     def stop(self) -> None:
-        """Stop at once: cancel the model request under way and the approval asked."""
+        """Stop at once: end the commands running, cancel the model request under way and
+        the approval asked."""
         with self._lock:
             self.stop_requested = True
             pending = self.pending
-            cancel = self.cancel
+            cancel, interrupt = self.cancel, self.interrupt
+        if interrupt is not None:
+            # Why: a long command would otherwise hold the stop until it ends by itself.
+            interrupt()
         if pending is not None:
             # Why "unasked", not "deny": stopping the task is not a "no" to this call.
             # The audit records ``not-asked`` (nobody answered, it did not run), the
