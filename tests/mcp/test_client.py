@@ -15,8 +15,8 @@ from tests.e2e.test_trust_mcp_orphans import alive, marker, wait_until
 from workhearth.config import McpServerConfig, load_config
 from workhearth.errors import ConfigError
 from workhearth.mcp.client import McpError, MCPServers, configured_servers, read_mcp_json
-from workhearth.mcp.processes import ServerGroups, start_time
 from workhearth.mcp.tools import Catalog, agent_tools, build_tools, exposed_name
+from workhearth.procgroups import ProcessGroups, start_time
 from workhearth.trust import TrustStore, file_digest, item_hash
 
 SMALL = '''
@@ -357,11 +357,11 @@ def test_an_answering_server_is_stopped_on_close(small: MCPServers, tmp_path: Pa
 
 def test_the_groups_of_a_hearth_that_still_runs_are_left_alone(tmp_path: Path) -> None:
     mark = marker()
-    mine = ServerGroups(tmp_path)
+    mine = ProcessGroups(tmp_path)
     proc = subprocess.Popen(["sleep", mark], start_new_session=True)
     try:
         assert mine.add(proc.pid) is not None  # owned by this (live) process
-        ServerGroups(tmp_path).end_orphans()  # another run starting meanwhile
+        ProcessGroups(tmp_path).end_orphans()  # another run starting meanwhile
         time.sleep(0.2)
         assert proc.poll() is None
         assert [p.name for p in tmp_path.glob("*.json")] == [f"{proc.pid}.json"]

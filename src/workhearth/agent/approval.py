@@ -145,7 +145,7 @@ class TerminalApprover:
         self.output = output if output is not None else sys.stderr
         self.yes = yes
         if interactive is None:
-            interactive = input is not None and _isatty(input)
+            interactive = is_terminal(input)
         self.interactive = interactive
         self._lock = threading.Lock()
 
@@ -180,7 +180,10 @@ class TerminalApprover:
             return "deny"
 
 
-def _isatty(stream: TextIO) -> bool:
+def is_terminal(stream: TextIO | None) -> bool:
+    """True when ``stream`` is an interactive terminal a person can answer on."""
+    if stream is None:
+        return False
     try:
         return stream.isatty()
     except (AttributeError, ValueError, OSError):

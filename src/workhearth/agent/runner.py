@@ -403,8 +403,8 @@ def _subagent(
     return run
 
 
-def run_task(wh: Workhearth, task: str, opts: RunOptions) -> RunResult:
-    """Start a new session in the current workspace and work on ``task``."""
+def new_session(wh: Workhearth, task: str, opts: RunOptions) -> Session:
+    """The session a new ``task`` runs in, after every check that could refuse it."""
     if not task.strip():
         raise UsageError("the task is empty")
     mode = _mode(opts.mode, None)
@@ -412,8 +412,12 @@ def run_task(wh: Workhearth, task: str, opts: RunOptions) -> RunResult:
     check_model(wh, opts.model)
     if opts.skill:
         SkillState(wh.skills).load(opts.skill)  # Why: an unknown skill leaves no session
-    session = wh.sessions.create(model=opts.model, mode=mode)
-    return resume(wh, session, opts, task)
+    return wh.sessions.create(model=opts.model, mode=mode)
+
+
+def run_task(wh: Workhearth, task: str, opts: RunOptions) -> RunResult:
+    """Start a new session in the current workspace and work on ``task``."""
+    return resume(wh, new_session(wh, task, opts), opts, task)
 
 
 def resume(

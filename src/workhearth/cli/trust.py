@@ -13,17 +13,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
+from workhearth.agent.approval import is_terminal
 from workhearth.app import Workhearth
 from workhearth.trust import MCP_JSON, PROJECT_ITEMS, FolderTrust, TrustStore
 
 _settled: set[Path] = set()  # folders already asked about in this process
-
-
-def _is_terminal(stream: TextIO | None) -> bool:
-    try:
-        return stream is not None and stream.isatty()
-    except (AttributeError, ValueError, OSError):
-        return False
 
 
 def _servers_lines(folder: Path, env: Mapping[str, str]) -> list[str]:
@@ -84,7 +78,7 @@ def settle(wh: Workhearth, stdin: TextIO | None, out: TextIO, env: Mapping[str, 
     if not pending or state.folder in _settled:
         return
     _settled.add(state.folder)
-    if not _is_terminal(stdin):
+    if not is_terminal(stdin):
         print(skipped_line(state), file=out)
         return
     assert stdin is not None

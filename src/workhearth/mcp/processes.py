@@ -21,14 +21,12 @@ from workhearth.procgroups import (
 GRACE = 2.0  # seconds a server that answered has to exit once its stdin is closed
 TERM_WAIT = 1.0  # seconds between SIGTERM and SIGKILL to its group
 
-# Why the alias: the servers' groups are process groups like any other.
-ServerGroups = ProcessGroups
 
 __all__ = [
     "GRACE",
     "TERM_WAIT",
     "GroupRecord",
-    "ServerGroups",
+    "ProcessGroups",
     "die_with_hearth",
     "group_alive",
     "signal_group",

@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from workhearth.agent.approval import Approver
-from workhearth.agent.runner import MODES, RunOptions, check_model, resume, session_model
+from workhearth.agent.runner import (
+    MODES,
+    RunOptions,
+    check_model,
+    new_session,
+    resume,
+    session_model,
+)
 from workhearth.agent.tools import Tool
 from workhearth.agent.tools.context import command_records
 from workhearth.app import Workhearth
@@ -375,18 +382,7 @@ class TaskService:
         on_event: Callable[[TaskEvent], None],
     ) -> Task:
         """A new session of ``wh``'s workspace working on ``prompt``, in this thread."""
-        if not prompt.strip():
-            raise UsageError("the task is empty")
-        mode = opts.mode or "agent"
-        if mode not in MODES:
-            raise UsageError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
-        # Why: a model that cannot be called must not leave an empty session behind.
-        check_model(wh, opts.model)
-        if opts.skill:
-            from workhearth.agent.tools import SkillState
-
-            SkillState(wh.skills).load(opts.skill)  # Why: an unknown skill leaves no session
-        session = wh.sessions.create(model=opts.model, mode=mode)
+        session = new_session(wh, prompt, opts)
         return self.run_here(wh, session, opts, prompt, on_event)
 
     def _forget_old(self) -> None:
