@@ -73,7 +73,7 @@ from workhearth.models.streaming import (  # noqa: E402
 from workhearth.sessions.reconstruct import repair  # noqa: E402
 from workhearth.tasks.service import TaskService  # noqa: E402
 
-TARGETS = {"step_overhead_ms": 15.0, "startup_ms": 300.0}
+TARGETS = {"step_overhead_ms": 15.0, "startup_ms": 300.0, "last_vs_first_quarter": 1.10}
 SMALL_FILE = "".join(f"line {i}: the quick brown fox\n" for i in range(20))
 ITEMS = {
     "ours": "workhearth task (TaskService.run_here, as `hearth run` drives it)",
@@ -705,9 +705,12 @@ def main() -> None:
         print(f"| {label} | {step[key]:.3f} ms | {vs_bare:,.0f}× | {target} |")
     first = statistics.median(r["first_quarter_ms"] for r in ours)
     last = statistics.median(r["last_quarter_ms"] for r in ours)
+    growth = last / first if first > 0 else float("inf")
     print(
         f"\nworkhearth per-step overhead, first vs last quarter of the run: "
-        f"{first:.2f} ms → {last:.2f} ms (median step gap minus tool time)."
+        f"{first:.2f} ms → {last:.2f} ms (median step gap minus tool time): "
+        f"{growth:.2f}× (target ≤ {TARGETS['last_vs_first_quarter']:.2f}×, "
+        f"{'meets' if growth <= TARGETS['last_vs_first_quarter'] else 'MISSES'})."
     )
     print("\nWhere a step's time goes (each part timed alone, median):\n")
     print("| part (runs every step) | ms | share of overhead |")
@@ -775,6 +778,8 @@ def main() -> None:
         "meets": {
             "step_overhead": step["ours"] <= TARGETS["step_overhead_ms"],
             "startup": hearth_ms <= TARGETS["startup_ms"],
+            # Why: a step must not cost more the longer a run goes (no whole-transcript work).
+            "flat_steps": last <= first * TARGETS["last_vs_first_quarter"],
         },
     }
     out.parent.mkdir(parents=True, exist_ok=True)

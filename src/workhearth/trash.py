@@ -303,7 +303,7 @@ class Trash:
         """
         slot = self.root / item_id
         if "/" in item_id or item_id in (".", "..") or not (slot / "manifest.json").is_file():
-            raise NotFoundError(f"no trash item {item_id!r}")
+            raise NotFoundError(f"no trash item {item_id!r}", code="trash_unknown")
         item = TrashItem(**orjson.loads((slot / "manifest.json").read_bytes()))
         dest = Path(os.path.abspath(to)) if to is not None else Path(item.original)
         root = dest.parent if to is not None else Path(item.root or "/")
@@ -317,7 +317,11 @@ class Trash:
                 present = False
             if present:
                 if not overwrite:
-                    raise UsageError(f"{dest} exists now; restore with overwrite to replace it")
+                    raise UsageError(
+                        "a file exists now where it was; restore with overwrite to replace it",
+                        code="restore_exists",
+                        cli_hint=str(dest),
+                    )
                 why = f"replaced by restore of {item_id}"
                 self.put_at(pfd, name, str(dest), reason=why, root=str(root))
             self._move_in(slot, pfd, name)

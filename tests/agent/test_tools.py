@@ -343,6 +343,9 @@ def test_ask_mode_refuses_writes_and_agent_mode_asks(
         ("write_file", "allowed-by-user", "ok"),
     ]
     assert records[-1].arguments == {"path": "x.txt", "content": "hello"}
+    # The model is told what to do next; the audit, read by people, says what happened.
+    assert "Do not retry it unchanged" in denied.content
+    assert records[1].summary == "denied by the user"
 
 
 # ------------------------------------------------------------------ shell

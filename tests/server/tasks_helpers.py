@@ -31,7 +31,7 @@ MODEL = "openai:qwen-plus"
 class Event:
     name: str
     data: dict[str, Any]
-    id: int | None
+    id: str | None
 
 
 def read_events(lines: Iterator[str]) -> Iterator[Event]:
@@ -52,7 +52,7 @@ def read_events(lines: Iterator[str]) -> Iterator[Event]:
             elif key == "data":
                 data += value
             elif key == "id":
-                eid = int(value)
+                eid = value
 
 
 def free_port() -> int:

@@ -58,7 +58,7 @@ class Workbench:
         return dict(answer.json())
 
 
-def start_serve(root: Path, env_extra: dict[str, str] | None = None) -> Workbench:
+def start_serve(root: Path, env_extra: dict[str, str] | None = None, *, port: int = 0) -> Workbench:
     home, workspace = root / "home", root / "workspace"
     home.mkdir(parents=True, exist_ok=True)
     workspace.mkdir(parents=True, exist_ok=True)
@@ -69,7 +69,7 @@ def start_serve(root: Path, env_extra: dict[str, str] | None = None) -> Workbenc
     env = {k: v for k, v in os.environ.items() if not k.startswith(_SCRUBBED)}
     env |= {"HEARTH_HOME": str(home), **(env_extra or {})}
     proc = subprocess.Popen(
-        [*HEARTH_CMD, "serve", "--port", "0", "--no-open"],
+        [*HEARTH_CMD, "serve", "--port", str(port), "--no-open"],
         cwd=workspace,
         env=env,
         stdout=subprocess.PIPE,
@@ -176,7 +176,9 @@ def test_login_via_the_printed_url_sets_an_httponly_cookie_and_drops_the_token(
     page = open_page(bench, login=False)
     page.goto(f"{bench.base}/#/memory")
     expect = sync_api.expect
-    expect(page.locator("#signed-out")).to_be_visible()
+    # A stranger sees the sign-in page only, never the workbench.
+    expect(page.locator("#signin")).to_be_visible()
+    assert page.locator(".nav").count() == 0
 
     page.goto(bench.login_url)
     page.wait_for_url(f"{bench.base}/")
@@ -187,7 +189,7 @@ def test_login_via_the_printed_url_sets_an_httponly_cookie_and_drops_the_token(
     assert token not in page.content()
     assert page.evaluate("document.cookie") == ""  # the page's scripts cannot read it
     page.goto(f"{bench.base}/#/memory")
-    expect(page.locator("#signed-out")).to_be_hidden()
+    expect(page.locator("#signin")).to_have_count(0)
     expect(page.locator("#memory-search")).to_be_visible()
     # The one-time URL does not work twice.
     again = httpx.get(bench.login_url, follow_redirects=False)
@@ -219,7 +221,7 @@ def test_add_search_edit_a_memory_and_a_markdown_edit_shows_on_refresh(
 
     page.locator("#memory-search").fill("Thursdays")
     expect(page.locator("#memory-list li")).to_have_count(1)
-    expect(page.locator("#memory-summary")).to_have_text("1 matches")
+    expect(page.locator("#memory-summary")).to_have_text("1 match")
     page.locator("#memory-list li").get_by_role("button", name=re.compile("^Edit")).click()
     editor = page.get_by_label("Edit memory")
     expect(editor).to_be_focused()
@@ -318,7 +320,7 @@ def test_xss_content_is_shown_as_text(bench: Workbench, open_page: Callable[...,
     sync_api.expect(content).to_have_text(payload)
     assert page.locator("#memory-list img, #memory-list script").count() == 0
     page.locator("#memory-search").fill("onerror")
-    sync_api.expect(page.locator("#memory-summary")).to_have_text("1 matches")
+    sync_api.expect(page.locator("#memory-summary")).to_have_text("1 match")
     assert page.locator("#memory-list img").count() == 0
     assert page.title() != "pwned"
 
@@ -360,10 +362,11 @@ def test_the_page_has_no_inline_script_and_never_parses_content_as_html(bench: W
     answer = bench.api.get("/")
     csp = answer.headers["content-security-policy"]
     assert "default-src 'self'" in csp and "unsafe-inline" not in csp
-    html = (WEB / "index.html").read_text()
-    assert not re.search(r"<script(?![^>]*\bsrc=)", html)
-    assert not re.search(r"\son[a-z]+\s*=", html)
-    assert "http://" not in html and "https://" not in html  # no CDN
+    for page in ("index.html", "page.html"):  # the workbench; sign-in and error pages
+        html = (WEB / page).read_text()
+        assert not re.search(r"<script(?![^>]*\bsrc=)", html)
+        assert not re.search(r"\son[a-z]+\s*=", html)
+        assert "http://" not in html and "https://" not in html  # no CDN
     for js in WEB.glob("*.js"):
         source = js.read_text()
         for banned in ("innerHTML", "outerHTML", "insertAdjacentHTML", "eval(", "new Function"):

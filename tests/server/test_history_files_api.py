@@ -84,7 +84,7 @@ def test_unknown_sessions_and_versions_are_404(served: Served) -> None:
     ):
         r = served.api.post(url)
         assert r.status_code == 404, (url, r.text)
-        assert set(r.json()) == {"detail"}
+        assert set(r.json()) == {"detail", "code", "params"}
     assert served.api.get("/v1/trash", params={"session": "nope"}).status_code == 404
 
 

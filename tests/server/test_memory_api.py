@@ -11,6 +11,7 @@ from tests.server.conftest import Served
 from workhearth.memory.bank import CONTENT_MAX
 
 SAVE = "/v1/memory"
+NO_ENTRY = {"detail": "no such memory entry", "code": "not_found", "params": {}}
 
 
 def save(served: Served, content: str, **extra: object) -> dict:
@@ -37,7 +38,11 @@ def test_save_returns_201_and_the_entry(served: Served) -> None:
 def test_a_body_that_is_not_json_is_a_documented_422(served: Served, body: bytes) -> None:
     response = served.api.post(SAVE, content=body, headers={"Content-Type": "application/json"})
     assert response.status_code == 422, response.text
-    assert response.json() == {"detail": "the request body is not valid JSON"}
+    assert response.json() == {
+        "detail": "the request body is not valid JSON",
+        "code": "not_json",
+        "params": {},
+    }
     documented = served.api.get("/openapi.json").json()["paths"][SAVE]["post"]["responses"]
     assert "422" in documented
 
@@ -96,14 +101,14 @@ def test_unknown_and_malformed_ids_get_the_same_404(served: Served, bad_id: str)
     ):
         response = served.api.request(method, path, json=body)
         assert response.status_code == 404, (method, path, response.text)
-        assert response.json() == {"detail": "no such memory entry"}
+        assert response.json() == NO_ENTRY
 
 
 def test_an_entry_of_another_workspace_is_a_404_here(served: Served, tmp_path) -> None:
     other = tmp_path / "other"
     other.mkdir()
     theirs = save(served, "A fact of the other project", workspace=str(other))
-    assert served.api.delete(f"{SAVE}/{theirs['id']}").json() == {"detail": "no such memory entry"}
+    assert served.api.delete(f"{SAVE}/{theirs['id']}").json() == NO_ENTRY
     mine = served.api.delete(f"{SAVE}/{theirs['id']}", params={"workspace": str(other)})
     assert mine.status_code == 204
 

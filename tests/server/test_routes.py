@@ -120,5 +120,6 @@ def test_audit_by_session(served: Served) -> None:
 
 def test_unknown_api_path_is_a_json_404_not_the_page(served: Served) -> None:
     response = served.api.delete("/v1/nothing/here")
-    assert response.status_code == 404 and response.json() == {"detail": "no such API route"}
+    assert response.status_code == 404
+    assert response.json() == {"detail": "no such API route", "code": "no_route", "params": {}}
     assert served.client.get("/v1/nothing").status_code == 401

@@ -236,7 +236,7 @@ def test_the_page_never_carries_the_token_and_has_security_headers(served: Serve
     csp = page.headers["content-security-policy"]
     assert "default-src 'self'" in csp and "unsafe-inline" not in csp
     assert page.headers["x-content-type-options"] == "nosniff"
-    assert page.headers["referrer-policy"] == "no-referrer"
+    assert page.headers["referrer-policy"] == "same-origin"
     assets = sorted(p.name for p in WEB_DIR.iterdir()) if WEB_DIR.is_dir() else []
     for name in assets:
         assert served.token not in browser.get(f"/{name}").text

@@ -38,19 +38,28 @@ def test_a_task_streams_its_answer_to_done(api_for: Callable[..., Api], tmp_path
     with api.events(sid) as events:
         seen = list(events)  # the stream ends after ``done``
     names = [e.name for e in seen]
-    assert names[0] == "status" and seen[0].data == {"status": "running"}
+    # First the run the events belong to, with where the transcript stands before it.
+    hello, seen = seen[0], seen[1:]
+    assert hello.name == "run" and hello.id is None
+    assert hello.data["messages_before"] == 0 and hello.data["after"] == 0
+    run = hello.data["run"]
+    names = [e.name for e in seen]
+    assert names[:2] == ["status", "prompt"] and seen[0].data == {"status": "running"}
+    assert seen[1].data == {"text": "say hello"}
     assert "".join(e.data["text"] for e in seen if e.name == "text") == "Hello from the task."
     assert names[-2:] == ["status", "done"]
     assert seen[-2].data == {"status": "done"} and seen[-1].data == {
         "reason": "done",
         "status": "done",
     }
-    assert [e.id for e in seen] == list(range(1, len(seen) + 1))
+    assert [e.id for e in seen] == [f"{run}-{n}" for n in range(1, len(seen) + 1)]
     assert api.client.get(f"/v1/tasks/{sid}").json() == {
         "session_id": sid,
         "status": "done",
         "reason": None,
         "pending_approval": None,
+        "run": None,
+        "messages_before": None,
     }
     listed = {s["session_id"]: s for s in api.client.get("/v1/sessions").json()["sessions"]}
     assert listed[sid]["status"] == "done"
@@ -189,21 +198,34 @@ def test_reopening_the_page_replays_then_goes_on_live(
     assert api.wait_status(sid, "waiting")["pending_approval"]["call_id"] == "call_r1"
     with api.events(sid) as events:
         replay = api.until(events, "approval")
-        assert [(e.id, e.name, e.data) for e in replay] == [(e.id, e.name, e.data) for e in first]
+        assert replay[0].data["run"] == first[0].data["run"]  # the same run, replayed whole
+        assert replay[0].data["status"] == "waiting"
+        assert [(e.id, e.name, e.data) for e in replay[1:]] == [
+            (e.id, e.name, e.data) for e in first[1:]
+        ]
         api.client.post(f"/v1/tasks/{sid}/approvals/call_r1", json={"answer": "always"})
         live = list(events)
     assert live[-1].data == {"reason": "done", "status": "done"}
     # A reconnect with Last-Event-ID gets only what came after it.
-    with api.events(sid, **{"Last-Event-ID": str(live[-3].id)}) as events:
-        tail = list(events)
+    assert live[-3].id is not None
+    with api.events(sid, **{"Last-Event-ID": live[-3].id}) as events:
+        hello, *tail = list(events)
+    assert hello.name == "run" and hello.data["after"] == int(live[-3].id.rsplit("-", 1)[1])
     assert [e.id for e in tail] == [live[-2].id, live[-1].id]
+    # One naming another run (a restarted server's) gets this run from its start.
+    run = live[-1].id.rsplit("-", 1)[0]
+    for stale in ("0000beef-7", f"{run}-x", f"{run}-", "7"):
+        with api.events(sid, **{"Last-Event-ID": stale}) as events:
+            hello, *again = list(events)
+        assert hello.data["after"] == 0
+        assert [e.id for e in again] == [e.id for e in first[1:]] + [e.id for e in live]
 
 
 def test_bad_requests_get_one_clear_message(api_for: Callable[..., Api], tmp_path: Path) -> None:
     api = api_for(None)  # no model configured at all
     answer = api.client.post("/v1/tasks", json={"task": "anything"})
     assert answer.status_code == 400
-    assert answer.json() == {"detail": NO_MODEL}
+    assert answer.json() == {"detail": NO_MODEL, "code": "model_none", "params": {}}
     assert list((tmp_path / "home").glob("projects/*/sessions/*")) == []
     assert api.client.post("/v1/tasks", json={"task": "x", "mode": "yolo"}).status_code == 422
     for path in ("/v1/tasks/nope", "/v1/tasks/nope/events"):

@@ -150,10 +150,13 @@ def test_kill_the_server_mid_task_then_continue(hearth: Hearth, serve: Serve, ho
             assert [(s["session_id"], s["status"]) for s in listed] == [(sid, "stopped")]
             with served.client.stream("GET", f"/v1/tasks/{sid}/events") as answer:
                 standing = list(read_events(answer.iter_lines()))
-            assert [(e.name, e.data) for e in standing] == [
+            assert [(e.name, e.data) for e in standing[1:]] == [
                 ("status", {"status": "stopped"}),
                 ("done", {"reason": "stopped", "status": "stopped"}),
             ]
+            # The whole history is in the transcript: the page shows all of it, then these.
+            assert standing[0].name == "run"
+            assert standing[0].data["messages_before"] == len(before)
             resumed = served.client.post(f"/v1/tasks/{sid}/resume")
             assert resumed.status_code == 202, resumed.text
             with served.client.stream("GET", f"/v1/tasks/{sid}/events", timeout=30) as answer:

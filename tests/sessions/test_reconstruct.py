@@ -16,6 +16,7 @@ from workhearth.sessions.reconstruct import (
     INTERRUPTED_REPLY_TEXT,
     INTERRUPTED_TOOL_TEXT,
     MISSING_START_TEXT,
+    GrowingRepair,
     repair,
 )
 
@@ -410,3 +411,83 @@ def test_repair_time_grows_linearly_with_the_conversation() -> None:
     small, large = _conversation(2_500), _conversation(10_000)
     ratio = cost(large) / max(cost(small), 1e-4)
     assert ratio < 8, ratio
+
+
+# --------------------------------------------------------------------------- growing
+
+
+def grow_and_compare(messages: list, stride: int) -> int:
+    """Feed ``messages`` to one GrowingRepair, ``stride`` messages at a time after the
+    first (the loop appends a reply and its results per step); every answer must equal
+    a full repair's. Returns how many answers were extended rather than recomputed."""
+    grower = GrowingRepair()
+    state: list = []
+    seqs: list[int] = []
+    extended = 0
+    cut = 1
+    while cut <= len(messages):
+        state[:] = messages[:cut]
+        seqs[:] = range(1, cut + 1)
+        held = grower._conversation
+        got = grower.repair(state, seqs)
+        extended += held is not None and grower._conversation is held
+        full = repair(state)
+        assert got.messages == full.messages, cut
+        assert got.interruption == full.interruption
+        assert got.closed_tool_calls == full.closed_tool_calls
+        cut += stride
+    return extended
+
+
+@settings(max_examples=100, deadline=None)
+@given(conversations(max_rounds=6), DAMAGE)
+def test_growing_repair_equals_a_full_repair_at_every_step(conv: list, ops: list) -> None:
+    for stride in (1, 2):
+        grow_and_compare(conv, stride)
+        grow_and_compare(damage(conv, ops), stride)
+
+
+def test_growing_repair_extends_valid_steps() -> None:
+    """The property above must exercise the extending path, not only the fallback."""
+    from hypothesis import find
+
+    conv = find(conversations(max_rounds=8), lambda c: grow_and_compare(c, 2) >= 2)
+    assert grow_and_compare(conv, 2) >= 2
+
+
+def test_growing_repair_extends_a_clean_run_and_notices_rewind_and_compaction() -> None:
+    def step(i: int) -> list:
+        call = {"type": "tool_use", "id": f"call_{i}", "name": "read_file", "input": {"p": i}}
+        result = {"type": "tool_result", "tool_use_id": f"call_{i}", "content": f"out {i}"}
+        return [
+            {"role": "assistant", "content": [{"type": "text", "text": "reading"}, call]},
+            {"role": "user", "content": [result]},
+        ]
+
+    messages: list = [{"role": "user", "content": [{"type": "text", "text": "go"}]}]
+    seqs = [1]
+    grower = GrowingRepair()
+    grower.repair(messages, seqs)
+    held = grower._conversation
+    assert held is not None
+    for i in range(50):
+        messages.extend(step(i))
+        seqs.extend([seqs[-1] + 1, seqs[-1] + 2])
+        got = grower.repair(messages, seqs)
+        assert grower._conversation is held  # extended, not recomputed
+        assert got.messages == repair(messages).messages
+    # A repeated tool id: repair renames it, so the grower falls back to a full repair.
+    messages.extend(step(3))
+    seqs.extend([seqs[-1] + 1, seqs[-1] + 2])
+    assert grower.repair(messages, seqs).messages == repair(messages).messages
+    # A rewind then new steps (same length, other objects and seqs): noticed.
+    del messages[-4:], seqs[-4:]
+    messages.extend(step(90) + step(91))
+    seqs.extend(range(seqs[-1] + 10, seqs[-1] + 14))
+    assert grower.repair(messages, seqs).messages == repair(messages).messages
+    # A compaction replaces the start: noticed.
+    messages[:5] = [{"role": "user", "content": [{"type": "text", "text": "summary"}]}]
+    seqs[:5] = [seqs[4]]
+    messages.extend(step(92))
+    seqs.extend([seqs[-1] + 1, seqs[-1] + 2])
+    assert grower.repair(messages, seqs).messages == repair(messages).messages

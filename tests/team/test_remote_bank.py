@@ -54,7 +54,7 @@ def test_the_bank_face_goes_to_the_server_and_the_rest_stays_local(
         memory.delete(pending.id)  # the local one, by its id
         assert memory.list(layer="project")[0] == []
         with pytest.raises(
-            BankRefused, match=r"refused it \(422\): level: Input should be"
+            BankRefused, match=r"refused it \(422\): level: must be one of"
         ) as info:
             memory.bank.save({"content": "x", "level": "nope"}, "k1")
         assert info.value.dead

@@ -19,7 +19,7 @@ from workhearth.team.crypto import KEY_LEN
 from workhearth.team.store import PgBank, connect
 from workhearth.team.users import add_user
 
-NOT_FOUND = {"detail": "no such memory entry"}
+NOT_FOUND = {"detail": "no such memory entry", "code": "not_found", "params": {}}
 INIT = {
     "jsonrpc": "2.0",
     "id": 1,

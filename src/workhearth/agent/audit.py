@@ -57,6 +57,12 @@ DECISIONS: tuple[Decision, ...] = (
 )
 Outcome = Literal["ok", "error", "started"]
 STARTED_SUMMARY = "started, outcome unknown"
+# Why: what the model is told after these decisions ("Do not retry it unchanged…") is
+# addressed to it; the audit, read by people, says what happened.
+PEOPLE_SUMMARY: dict[str, str] = {
+    "denied-by-user": "denied by the user",
+    "not-asked": "not run: it needed approval and nobody was there to give it",
+}
 
 STRING_LIMIT = 300
 SUMMARY_LIMIT = 200

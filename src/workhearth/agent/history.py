@@ -186,8 +186,10 @@ class FileHistory:
             ours = newest is not None and newest.replaced_by == sha256(previous)
             if not ours and not overwrite:
                 raise UsageError(
-                    f"{dest} changed since this session last wrote it; "
-                    f"restore version {n} with overwrite to replace it"
+                    "the file changed since this session last wrote it; "
+                    f"restore version {n} with overwrite to replace it",
+                    code="restore_changed",
+                    cli_hint=str(dest),
                 )
             self.save(dest, previous, call_id=f"restore-{n}", replaced_by=data)
 

@@ -35,7 +35,7 @@ from workhearth.models.streaming import (
     ToolSpec,
     Usage,
 )
-from workhearth.sessions.reconstruct import repair
+from workhearth.sessions.reconstruct import GrowingRepair
 from workhearth.sessions.session import Session
 
 Status = Literal["done", "max_steps", "time", "cost", "interrupted", "error", "nothing_to_do"]
@@ -106,6 +106,7 @@ class Agent:
         parallel_tools: int = 4,
     ) -> None:
         self.session = session
+        self._repair = GrowingRepair()
         self.model = model
         self.tools = tools
         self.system = system
@@ -179,7 +180,11 @@ class Agent:
         self.session.checkpoint(business)
 
     def _conversation(self) -> list[Message]:
-        repaired = repair(self.session.load().messages)
+        # Why not repair() each step: it is linear in the conversation, so a long run
+        # paid more per step the longer it ran; the loop's own steps extend the last
+        # result (GrowingRepair checks they are steps repair would keep unchanged).
+        state = self.session.load()
+        repaired = self._repair.repair(state.messages, state.seqs)
         if repaired.closed_tool_calls and repaired.messages:
             # Why: make the transcript say what the model will be told: those calls
             # were interrupted. Appended once; later repairs find them answered.
@@ -192,7 +197,8 @@ class Agent:
             ]
             if last["role"] == "user" and closures:
                 self.session.append_message({"role": "user", "content": closures})
-                repaired = repair(self.session.load().messages)
+                state = self.session.load()
+                repaired = self._repair.repair(state.messages, state.seqs)
         return repaired.messages
 
     # ------------------------------------------------------------------ run

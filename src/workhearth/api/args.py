@@ -21,18 +21,19 @@ def checked_workspace(workspace: str, home: Path) -> Path:
     argument means (its default folder). Messages name no path.
     """
     if "\x00" in workspace or not os.path.isabs(workspace):
-        raise UsageError("workspace must be an absolute path")
+        raise UsageError("workspace must be an absolute path", code="workspace_not_absolute")
     path = Path(os.path.normpath(workspace))
     real = Path(os.path.realpath(path))
     if _within(path, _PROC) or _within(real, _PROC):
-        raise UsageError("workspace must not be under /proc")
+        raise UsageError("workspace must not be under /proc", code="workspace_refused")
     homes = {Path(os.path.normpath(home)), Path(os.path.realpath(home))}
     if any(_within(p, h) for p in (path, real) for h in homes):
         raise UsageError(
-            "workspace must not be hearth's own data folder (HEARTH_HOME) or inside it"
+            "workspace must not be hearth's own data folder (HEARTH_HOME) or inside it",
+            code="workspace_refused",
         )
     if not path.is_dir():
-        raise UsageError("workspace must be an existing folder")
+        raise UsageError("workspace must be an existing folder", code="workspace_missing")
     return path
 
 

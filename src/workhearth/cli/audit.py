@@ -7,22 +7,20 @@ from typing import Annotated
 import typer
 
 from workhearth.cli.context import hearth
-from workhearth.cli.output import Column, JsonOpt, fit_table, print_json, terminal_width
-from workhearth.cli.sessions_view import short_time
+from workhearth.cli.output import JsonOpt, print_json
+from workhearth.cli.tables import Column, fit_table, header, short_time, terminal_width
 
 _COLUMNS = [
     Column("time", cut="never"),
-    Column("mode", cut="never"),
-    Column("tool"),
-    Column("decision"),
+    Column("mode", cut="never", drop=1),
+    Column("tool", cap=14),
+    Column("decision", cut="never"),
     Column("outcome", cut="never"),
-    Column("summary"),
+    Column("summary", main=True),
 ]
-# Why: the summary is one line of output and gives way first. The session id is
+# Why: the summary keeps the width and decisions stay whole words. The session id is
 # what people copy into `hearth sessions show`, so it is never cut: it heads each
 # run of its calls on a line of its own instead of taking a third of every row.
-_SHRINK = [(5, 24), (2, 12), (3, 12), (5, 10)]
-_DROP = [5, 1]
 _INDENT = "  "
 
 
@@ -58,11 +56,9 @@ def audit(
             [short_time(r["time"]), r["mode"], r["tool"], r["decision"], r["outcome"], r["summary"]]
             for r in rows
         ],
-        shrink=_SHRINK,
-        drop=_DROP,
         width=None if width is None else width - len(_INDENT),
     )
-    out = [_INDENT + lines[0]]
+    out = [_INDENT + header(lines[0])]
     current: object = object()
     for row, line in zip(rows, lines[1:], strict=True):
         if row["session"] != current:

@@ -37,8 +37,30 @@ class PlainUsage(typer.core.TyperCommand):
         return re.sub(r"(?m)^(\s+[A-Z][A-Z_]*) <[\w\[\]]+>", r"\1", super().get_help(ctx))
 
 
+class WrappedSummaries(typer.core.TyperGroup):
+    """A group whose command list gives each command's first sentence whole, wrapped.
+
+    Why: click cuts a summary to what fits on one line at the terminal's width, so at
+    80 columns "Show the audit log (arguments are stored with secrets..." lost its point.
+    """
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                rows.append((name, cmd.get_short_help_str(limit=10_000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
 class HearthTyper(typer.Typer):
-    """A command group whose commands use :class:`PlainUsage` help."""
+    """A command group with :class:`WrappedSummaries`, whose commands use :class:`PlainUsage`."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("cls", WrappedSummaries)
+        super().__init__(**kwargs)
 
     def command(self, *args: Any, **kwargs: Any) -> Callable[[Any], Any]:
         kwargs.setdefault("cls", PlainUsage)

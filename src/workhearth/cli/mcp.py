@@ -11,7 +11,8 @@ import typer
 
 from workhearth.cli.context import hearth
 from workhearth.cli.help import HearthTyper
-from workhearth.cli.output import JsonOpt, print_json, table
+from workhearth.cli.output import JsonOpt, print_json
+from workhearth.cli.tables import Column, print_table
 
 app = HearthTyper(
     help="MCP: `hearth mcp` serves memory, sessions and skills over stdio; "
@@ -89,8 +90,15 @@ def list_servers(json: JsonOpt = False) -> None:
     if not rows:
         print("no MCP server configured: add [mcp.servers.NAME] to config.toml or a .mcp.json here")
         return
-    table(
-        ["name", "transport", "command / url", "source", "status"],
+    columns = [
+        Column("name", cut="never"),
+        Column("transport", cut="never", drop=2),
+        Column("command / url", main=True),
+        Column("source", cut="start", cap=20, drop=1),
+        Column("status", cut="never"),
+    ]
+    print_table(
+        columns,
         [
             [
                 str(r["name"]),
@@ -150,8 +158,14 @@ def tools(
     if json:
         print_json(rows)
         return
-    table(
-        ["tool", "read-only (your config)", "server's hint", "description"],
+    columns = [
+        Column("tool", cut="never"),
+        Column("read-only (your config)", cut="never"),
+        Column("server's hint", cut="never", drop=1),
+        Column("description", main=True),
+    ]
+    print_table(
+        columns,
         [
             [
                 r["exposed_name"],

@@ -11,7 +11,8 @@ import typer.core
 
 from workhearth.cli.context import hearth
 from workhearth.cli.help import HearthTyper, PlainUsage
-from workhearth.cli.output import Column, JsonOpt, print_fitted, print_json, when
+from workhearth.cli.output import JsonOpt, print_json
+from workhearth.cli.tables import Column, print_table, short_time
 from workhearth.errors import HearthError, UsageError
 
 if TYPE_CHECKING:
@@ -284,27 +285,27 @@ def list_(
     if not entries:
         print("no entries")
         return
-    # Why: one line per entry; the content gives way to the terminal's width first.
+    # Why: one line per entry; the content keeps the width, where and level give way first.
     columns = [
         Column("id", cut="never"),
-        Column("level"),
+        Column("level", cut="never", drop=2),
         Column("created", cut="never"),
-        Column("where", cut="start"),
-        Column("tags"),
-        Column("content"),
+        Column("where", cut="start", cap=20, drop=1),
+        Column("tags", cap=12, drop=3),
+        Column("content", main=True),
     ]
     rows = [
         [
             e.id,
             e.level + (" (pending)" if e.pending else ""),
-            when(e.created),
+            short_time(e.created),
             f"{e.layer}:{e.path}:{e.line}",
             " ".join(e.tags),
             e.content,
         ]
         for e in entries
     ]
-    print_fitted(columns, rows, shrink=[(5, 24), (3, 12), (4, 8)], drop=[3, 1])
+    print_table(columns, rows)
     if next_cursor:
         print(f"more: --cursor {next_cursor}")
 

@@ -9,7 +9,8 @@ import typer
 
 from workhearth.cli.context import hearth
 from workhearth.cli.help import HearthTyper
-from workhearth.cli.output import JsonOpt, print_json, table
+from workhearth.cli.output import JsonOpt, print_json
+from workhearth.cli.tables import Column, print_table
 
 app = HearthTyper(
     help="Configured models (config.toml [models.NAME], HEARTH_MODEL).", no_args_is_help=True
@@ -31,8 +32,16 @@ def list_(json: JsonOpt = False) -> None:
             "no model configured: set HEARTH_MODEL=openai:NAME (with OPENAI_API_KEY) or add [models.NAME] to config.toml"
         )
         return
-    table(
-        ["name", "provider", "model", "tier", "window", "key"],
+    columns = [
+        Column("name", cut="never"),
+        Column("provider", cut="never", drop=1),
+        Column("model", main=True),
+        Column("tier", cut="never"),
+        Column("window", cut="never", align="right"),
+        Column("key", cut="never"),
+    ]
+    print_table(
+        columns,
         [
             [
                 r["name"],

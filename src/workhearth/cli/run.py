@@ -17,6 +17,7 @@ from workhearth.tasks.words import NO_MODEL
 
 if TYPE_CHECKING:
     # Why not at run time: the agent (and pydantic) cost ~0.2 s that `hearth memory …` never pays.
+    from workhearth.agent.runner import RunOptions
     from workhearth.tasks.task import Task, TaskEvent
 
 EXIT = {
@@ -44,14 +45,24 @@ REPL_HELP = """/model [NAME]    show or switch the model
 
 class Progress:
     """The terminal's view of a task's events: the reply as it streams, one whole line per
-    finished tool call (so calls that run side by side never interleave), notices on stderr."""
+    finished tool call (so calls that run side by side never interleave), notices on stderr.
 
-    def __init__(self, write: Callable[[str], None]) -> None:
+    ``live``: a status line runs under it (a person watches a terminal, see
+    :mod:`.status_line`).
+    """
+
+    def __init__(self, write: Callable[[str], None], live: bool = False) -> None:
         self.write = write
+        self.live = live
         self.at_line_start = True
 
     def __call__(self, event: TaskEvent) -> None:
-        if event.name == "text" and event.data.get("text"):
+        if event.name == "tool_call" and self.live and not self.at_line_start:
+            # Why: the status line is drawn at the start of a line; ending the reply's
+            # line now rather than at the result leaves the same text on the screen.
+            self.write("\n")
+            self.at_line_start = True
+        elif event.name == "text" and event.data.get("text"):
             text = str(event.data["text"])
             self.write(text)
             self.at_line_start = text.endswith("\n")
@@ -68,6 +79,22 @@ class Progress:
 def _write(text: str) -> None:
     sys.stdout.write(text)
     sys.stdout.flush()
+
+
+def _progress() -> Progress:
+    from workhearth.cli.status_line import wanted
+
+    return Progress(_write, live=wanted(sys.stdout, sys.stderr, os.environ))
+
+
+def _watched(
+    progress: Progress, opts: RunOptions, start: Callable[[Callable[[TaskEvent], None]], Task]
+) -> Task:
+    """``start(on_event)``, its events rendered by ``progress`` under the live status line."""
+    from workhearth.cli.status_line import watching
+
+    with watching(progress, opts, progress.live) as on_event:
+        return start(on_event)
 
 
 def _service():  # -> TaskService
@@ -227,8 +254,9 @@ def run(
     _stop_cleanly_on_sigterm()
     opts = _options(mode, model, yes)
     opts.skill = skill
-    progress = Progress(_write)
-    _finish(_service().run_new(hearth(), task, opts, progress), progress)
+    progress = _progress()
+    service, wh = _service(), hearth()
+    _finish(_watched(progress, opts, lambda on: service.run_new(wh, task, opts, on)), progress)
 
 
 def resume(
@@ -281,8 +309,12 @@ def resume(
         return
 
     _stop_cleanly_on_sigterm()
-    progress = Progress(_write)
-    _finish(_service().run_here(wh, session, _options(mode, model, yes), None, progress), progress)
+    progress, opts = _progress(), _options(mode, model, yes)
+    service = _service()
+    _finish(
+        _watched(progress, opts, lambda on: service.run_here(wh, session, opts, None, on)),
+        progress,
+    )
 
 
 # ------------------------------------------------------------- interactive
@@ -374,9 +406,13 @@ class Repl:
             # Why: created at the first message, so leaving at once leaves no empty session.
             mode = self.opts.mode or "agent"
             self.session_id = self.wh.sessions.create(model=self.opts.model, mode=mode).id
-        progress = Progress(_write)
+        progress = _progress()
         session = self.wh.sessions.open(self.session_id)
-        task = self.service.run_here(self.wh, session, self.opts, line, progress)
+        task = _watched(
+            progress,
+            self.opts,
+            lambda on: self.service.run_here(self.wh, session, self.opts, line, on),
+        )
         if not progress.at_line_start:
             print()
         if task.reason == "interrupted":

@@ -122,6 +122,14 @@ def serve(
             "--store-key-file", help="Team mode: the bank's encryption key ([team] key_file)."
         ),
     ] = None,
+    login_url: Annotated[
+        bool,
+        typer.Option(
+            "--login-url",
+            help="Print a fresh one-time login URL for the server already running "
+            "from this HEARTH_HOME, and exit.",
+        ),
+    ] = False,
     allowed_host: Annotated[
         list[str] | None,
         typer.Option(
@@ -140,6 +148,9 @@ def serve(
             f"--host {host} would let other machines reach your memory and sessions; "
             "add --allow-remote if you mean it"
         )
+    if login_url:
+        _print_login_url()
+        return
     timeouts = _client_timeouts()
     wh = hearth()
     allowed = frozenset(
@@ -193,12 +204,51 @@ def serve(
             await super().shutdown(sockets)
 
     server = Server(config)
+    from workhearth.server.running import clear_running, mark_running
+
+    mark_running(wh.home, base)
     try:
         server.run(sockets=[sock])
     finally:
+        clear_running(wh.home)
         sock.close()
     if getattr(server, "started", True) is False:
         raise typer.Exit(1)
+
+
+def _print_login_url() -> None:
+    """Ask the server running from this home for a one-time login URL, and print it alone."""
+    import httpx
+
+    from workhearth.config import default_home
+    from workhearth.server.running import running_url
+    from workhearth.server.security import TOKEN_FILE
+
+    home = default_home(os.environ)
+    url = running_url(home)
+    none = f"no hearth serve is running from {home} (start one with: hearth serve)"
+    if url is None:
+        raise NotRunning(none)
+    try:
+        token = (home / TOKEN_FILE).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeError) as exc:
+        raise UsageError(f"cannot read {home / TOKEN_FILE}: {exc}") from None
+    try:
+        answer = httpx.post(
+            f"{url}/v1/logins", headers={"Authorization": f"Bearer {token}"}, timeout=10
+        )
+    except httpx.HTTPError:
+        raise NotRunning(none) from None
+    if answer.status_code != 201:
+        raise NotRunning(f"the server at {url} refused a login URL ({answer.status_code})")
+    # Why plain print: a wrapped URL cannot be clicked or copied whole.
+    print(answer.json()["url"], flush=True)
+
+
+class NotRunning(HearthError):
+    """``--login-url`` found no server to ask (exit 1)."""
+
+    exit_code = 1
 
 
 def _client_timeouts() -> ClientTimeouts:

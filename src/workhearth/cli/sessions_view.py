@@ -3,38 +3,26 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from workhearth.cli.output import Column, print_fitted
+from workhearth.cli.tables import Column, print_table, short_time
 
 if TYPE_CHECKING:
     # Why: every command imports this module (via audit); the store costs ~25 ms.
     from workhearth.sessions.store import FilesChanged, SessionInfo
 
 SIDECHAIN_MARK = "└ "
+# Why: the title is what tells sessions apart, so it keeps the width; the id shortens to a
+# prefix `hearth sessions show` still takes (date, time and four of its random digits),
+# then the workspace (its tail) and the message count give way.
 _COLUMNS = [
-    Column("id", cut="never"),
+    Column("id", cut="never", short=20),
     Column("updated", cut="never"),
-    Column("msgs", cut="never", align="right"),
-    Column("title"),
-    Column("workspace", cut="start"),
+    Column("msgs", cut="never", align="right", drop=2),
+    Column("title", main=True),
+    Column("workspace", cut="start", cap=16, drop=1),
 ]
-# Why this order: the id is what people copy, so it never gives way; the title
-# gives way first but keeps a readable start, then the workspace keeps its tail.
-_SHRINK = [(3, 30), (4, 20), (3, 14), (4, 9)]
-_DROP = [3, 4]
-
-
-def short_time(ts: float | None, now: float | None = None) -> str:
-    """``02-10 14:05`` this year, ``2025-02-10`` before: the listing's narrow time."""
-    if not ts:
-        return ""
-    stamp = time.localtime(ts)
-    if stamp.tm_year == time.localtime(now or time.time()).tm_year:
-        return time.strftime("%m-%d %H:%M", stamp)
-    return time.strftime("%Y-%m-%d", stamp)
 
 
 def home_short(path: str) -> str:
@@ -91,7 +79,7 @@ def print_sessions(infos: list[SessionInfo]) -> None:
         ]
         for info, depth in in_tree_order(infos)
     ]
-    print_fitted(_COLUMNS, rows, shrink=_SHRINK, drop=_DROP)
+    print_table(_COLUMNS, rows)
 
 
 def _skipped_lines(result: dict[str, Any]) -> list[str]:

@@ -14,7 +14,8 @@ import typer
 
 from workhearth.cli.context import hearth
 from workhearth.cli.help import HearthTyper
-from workhearth.cli.output import Column, JsonOpt, print_fitted, print_json, table
+from workhearth.cli.output import JsonOpt, print_json
+from workhearth.cli.tables import Column, print_table
 from workhearth.errors import UsageError
 
 if TYPE_CHECKING:
@@ -69,11 +70,11 @@ def list_(json: JsonOpt = False) -> None:
     # Why: one line per skill; the description gives way to the terminal's width.
     columns = [
         Column("name", cut="never"),
-        Column("source"),
-        Column("status"),
-        Column("description"),
+        Column("source", cut="never", drop=1),
+        Column("status", cut="never"),
+        Column("description", main=True),
     ]
-    print_fitted(columns, rows, shrink=[(3, 20)], drop=[1])
+    print_table(columns, rows)
 
 
 @app.command()
@@ -125,7 +126,12 @@ def examples(name: NameArg, json: JsonOpt = False) -> None:
             kind = f"{v.type}: {'|'.join(v.choices)}" if v.choices else v.type
             takes.append(f"{v.name}{mark} ({kind})")
         rows.append([ex.id, localized(ex.title, lang), ", ".join(takes) or "-"])
-    table(["id", "title", "variables (* required)"], rows)
+    columns = [
+        Column("id", cut="never"),
+        Column("title", main=True),
+        Column("variables (* required)", cap=24, drop=1),
+    ]
+    print_table(columns, rows)
 
 
 @app.command()

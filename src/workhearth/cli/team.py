@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from workhearth.cli.help import HearthTyper
-from workhearth.cli.output import JsonOpt, print_json, table, when
+from workhearth.cli.output import JsonOpt, print_json
+from workhearth.cli.tables import Column, print_table, short_time
 
 app = HearthTyper(help="The team bank on a PostgreSQL server.", no_args_is_help=True)
 user_app = HearthTyper(help="Team users and their tokens.", no_args_is_help=True)
@@ -125,7 +126,9 @@ def list_(store: StoreOpt, json: JsonOpt = False) -> None:
     elif not users:
         print("no team users yet: hearth team user add NAME --store …")
     else:
-        table(
-            ["name", "added", "entries"],
-            [[u["name"], when(u["created"]), u["entries"]] for u in users],
-        )
+        columns = [
+            Column("name", main=True),
+            Column("added", cut="never"),
+            Column("entries", cut="never", align="right"),
+        ]
+        print_table(columns, [[u["name"], short_time(u["created"]), u["entries"]] for u in users])

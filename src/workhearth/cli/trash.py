@@ -9,13 +9,28 @@ import typer
 
 from workhearth.cli.context import hearth
 from workhearth.cli.help import HearthTyper
-from workhearth.cli.output import JsonOpt, print_json, table, when
+from workhearth.cli.output import JsonOpt, print_json
+from workhearth.cli.tables import Column, print_table, short_size, short_time
 from workhearth.errors import UsageError
 from workhearth.trash import Trash
 
 DAY = 86_400
 
 app = HearthTyper(help="Deleted files and sessions, restorable.", no_args_is_help=True)
+
+# Why: the file's path is what people look for, so it keeps the width (its tail, the
+# name, first); the id shortens to a unique prefix that `hearth trash restore` takes,
+# and the time (a trash id starts with it) and the size give way when narrow.
+TRASH_ID_SHORT = 17
+
+
+def _columns(first: Column, when: Column) -> list[Column]:
+    return [
+        first,
+        when,
+        Column("size", cut="never", align="right", drop=2),
+        Column("original", cut="start", main=True),
+    ]
 
 
 def _history(session_id: str):  # -> FileHistory
@@ -44,9 +59,9 @@ def list_(
         elif not versions:
             print("no earlier versions kept in this session")
         else:
-            table(
-                ["n", "kept", "size", "original"],
-                [[v.n, when(v.time), v.size, v.original] for v in versions],
+            print_table(
+                _columns(Column("n", cut="never", align="right"), Column("kept", cut="never")),
+                [[v.n, short_time(v.time), short_size(v.size), v.original] for v in versions],
             )
         return
     items = _trash().list()
@@ -55,9 +70,12 @@ def list_(
     elif not items:
         print("the trash is empty")
     else:
-        table(
-            ["id", "deleted", "size", "original"],
-            [[i.id, when(i.deleted_at), i.size, i.original] for i in items],
+        print_table(
+            _columns(
+                Column("id", cut="never", short=TRASH_ID_SHORT),
+                Column("deleted", cut="never", drop=1),
+            ),
+            [[i.id, short_time(i.deleted_at), short_size(i.size), i.original] for i in items],
         )
 
 
@@ -78,8 +96,21 @@ def restore(
         version = _history(session).restore(int(item_id), overwrite=overwrite)
         print(f"restored version {version.n} of {version.original}")
         return
-    item = _trash().restore(item_id, overwrite=overwrite)
+    item = _trash().restore(_whole_id(item_id), overwrite=overwrite)
     print(f"restored {item.original}")
+
+
+def _whole_id(given: str) -> str:
+    """The trash id ``given`` starts, when it starts only one (a listing shows short ids)."""
+    if len(given) < 4 or "/" in given:
+        return given  # the trash itself refuses it, in its own words
+    ids = [item.id for item in _trash().list()]
+    matches = [i for i in ids if i.startswith(given)]
+    if given in ids or not matches:
+        return given
+    if len(matches) > 1:
+        raise UsageError(f"trash id prefix {given!r} is ambiguous")
+    return matches[0]
 
 
 @app.command()

@@ -12,7 +12,8 @@ import typer
 
 from workhearth.cli.context import hearth
 from workhearth.cli.help import HearthTyper
-from workhearth.cli.output import JsonOpt, print_json, table
+from workhearth.cli.output import JsonOpt, print_json
+from workhearth.cli.tables import Column, print_table
 
 app = HearthTyper(help="Folders the agent is allowed to work in.", no_args_is_help=True)
 
@@ -68,10 +69,16 @@ def list_(json: JsonOpt = False) -> None:
         return
     print(f"current folder: {hearth().workspace}")
     if rows:
-        table(["authorized folder"], [[r["path"]] for r in rows])
+        print_table(
+            [Column("authorized folder", cut="start", main=True)], [[r["path"]] for r in rows]
+        )
     if trusted:
-        table(
-            ["trusted folder", "items"],
+        columns = [
+            Column("trusted folder", cut="start", cap=30),
+            Column("items", main=True),
+        ]
+        print_table(
+            columns,
             [
                 [str(t["folder"]), ", ".join(f"{i['item']} ({i['status']})" for i in t["items"])]
                 for t in trusted

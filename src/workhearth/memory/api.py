@@ -319,7 +319,10 @@ class Memory:
                 continue
             store = self.store(name)
             if store.locate(entry_id) is not None:
-                raise UsageError(f"memory entry {entry_id} is not deleted: nothing to restore")
+                raise UsageError(
+                    f"memory entry {entry_id} is not deleted: nothing to restore",
+                    code="memory_not_deleted",
+                )
             record = store.removed_record(entry_id)
             if record is None:
                 continue

@@ -68,7 +68,10 @@ def _check_secret(text: str, what: str, allow_redact: bool) -> str:
         return redact(text)
     raise UsageError(
         f"refused: the {what} looks like it holds a secret ({', '.join(kinds)}); "
-        "remove it, or ask for redaction (--redact) to store it masked"
+        "remove it, or ask for it to be stored masked",
+        code="memory_secret",
+        params={"field": what, "kinds": ", ".join(kinds)},
+        cli_hint="--redact",
     )
 
 
@@ -83,18 +86,28 @@ def validate(
     content = newlines_to_lf(content).strip()
     require_plain_text(content, "content")
     if not content:
-        raise UsageError("memory content is empty")
+        raise UsageError("memory content is empty", code="memory_empty")
     if len(content) > CONTENT_MAX:
-        raise UsageError(f"memory content is {len(content)} characters; the limit is {CONTENT_MAX}")
+        raise UsageError(
+            f"memory content is {len(content)} characters; the limit is {CONTENT_MAX}",
+            code="text_too_long",
+            params={"field": "content", "limit": CONTENT_MAX},
+        )
     if level not in LEVELS:
         raise UsageError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
     if len(tags) > TAGS_MAX:
-        raise UsageError(f"at most {TAGS_MAX} tags")
+        raise UsageError(
+            f"at most {TAGS_MAX} tags", code="too_many", params={"field": "tags", "limit": TAGS_MAX}
+        )
     clean_tags = []
     for tag in tags:
         tag = tag.strip()
         if not tag or len(tag) > TAG_MAX:
-            raise UsageError(f"a tag must have 1 to {TAG_MAX} characters: {tag[:80]!r}")
+            raise UsageError(
+                f"a tag must have 1 to {TAG_MAX} characters: {tag[:80]!r}",
+                code="tag_length",
+                params={"limit": TAG_MAX},
+            )
         require_plain_text(tag, "tag", one_line=True)
         clean_tags.append(_check_secret(tag, "tag", allow_redact))
     if len(contexts) > SNIPPETS_MAX:

@@ -38,11 +38,15 @@ def require_plain_text(text: str, what: str, *, one_line: bool = False) -> None:
         raise UsageError(
             f"the {what} holds a control character U+{ord(m.group()):04X} at position "
             f"{m.start() + 1}; memory takes plain text"
-            + ("" if one_line else " (tab and newline allowed)")
+            + ("" if one_line else " (tab and newline allowed)"),
+            code="control_character",
+            params={"field": what, "position": m.start() + 1},
         )
     m = _SURROGATE.search(text)
     if m is not None:
         raise UsageError(
             f"the {what} is not valid UTF-8 text (a lone surrogate U+{ord(m.group()):04X} "
-            f"at position {m.start() + 1})"
+            f"at position {m.start() + 1})",
+            code="not_utf8",
+            params={"field": what},
         )

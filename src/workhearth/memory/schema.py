@@ -213,9 +213,20 @@ def connect(folder: Path) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         db.close()
         if is_damage(exc):
-            raise CorruptDataError(f"{path}: {exc}", path=str(path)) from None
+            raise CorruptDataError(
+                f"the memory index is damaged ({exc})",
+                code="memory_index",
+                cli_hint=str(path),
+                path=str(path),
+            ) from None
         # Why: the cause tells a read-only or full disk (served from a copy) from a bug.
-        raise HearthError(f"{path}: {exc}", path=str(path)) from exc
+        # Why no path in the message: REST and MCP answers name no file (DESIGN §6).
+        raise HearthError(
+            f"the memory index cannot be opened ({exc})",
+            code="memory_index",
+            cli_hint=str(path),
+            path=str(path),
+        ) from exc
     except BaseException:
         db.close()
         raise

@@ -116,7 +116,9 @@ def resolve(spec: str | None, config: ModelsConfig) -> ModelSettings:
             return next(iter(config.entries.values()))
         raise ConfigError(
             "no model configured: set HEARTH_MODEL=openai:NAME (or anthropic:NAME), "
-            "pass --model, or add a [models.NAME] table to config.toml"
+            "or add a [models.NAME] table to config.toml",
+            code="model_none",
+            cli_hint="or pass --model",
         )
     if spec in config.entries:
         return config.entries[spec]
@@ -129,10 +131,15 @@ def resolve(spec: str | None, config: ModelsConfig) -> ModelSettings:
         if base is None:  # a ModelsConfig built by hand without provider defaults
             raise ConfigError(f"no settings for provider {provider!r}")
         return replace(base, name=spec, model=model)
-    known = ", ".join(config.entries) or "none"
+    known = (
+        f"the configured ones are {', '.join(config.entries)}"
+        if config.entries
+        else ("no model is configured")
+    )
     raise ConfigError(
-        f"unknown model {spec!r}: configured models are {known}; "
-        "or name one as openai:MODEL or anthropic:MODEL"
+        f"unknown model {spec!r}: {known}; or name one as openai:MODEL or anthropic:MODEL",
+        code="model_unknown",
+        params={"model": spec},
     )
 
 
@@ -152,7 +159,10 @@ def require_key(settings: ModelSettings) -> None:
         return
     raise ConfigError(
         f"{settings.api_key_env} is not set: model {settings.name} at {settings.base_url} "
-        f"needs an API key (export {settings.api_key_env}=…)"
+        "needs an API key",
+        code="model_key_missing",
+        params={"model": settings.name, "variable": settings.api_key_env},
+        cli_hint=f"export {settings.api_key_env}=…",
     )
 
 

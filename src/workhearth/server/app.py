@@ -16,11 +16,11 @@ import sys
 from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import FastAPI, Form, HTTPException, Query, Request
+from fastapi import FastAPI, HTTPException, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
@@ -37,10 +37,12 @@ from workhearth.errors import (
     StorageError,
     UsageError,
 )
+from workhearth.server import login
 from workhearth.server.deps import MemoryPool, allowed_methods
+from workhearth.server.errors import HttpError, error_response, status_code_word
 from workhearth.server.routes import audit, files, memory, sessions, skills, trash, trust
-from workhearth.server.schemas import BODY_MAX, COMMON, ID_MAX, ErrorOut, InfoOut, LoginIn, errors
-from workhearth.server.security import COOKIE, SESSION_TTL, Auth, Guard, RequireLogin
+from workhearth.server.schemas import BODY_MAX, COMMON, ErrorOut, InfoOut, errors
+from workhearth.server.security import COOKIE, Auth, Guard, RequireLogin
 
 WEB_DIR = Path(__file__).parent / "web"
 SWITCH_INTERVAL = 0.001
@@ -107,7 +109,8 @@ def create_app(
     passes its own); ``extra_hosts`` are Host names allowed besides localhost
     (``--allow-remote``).
     """
-    auth = Auth(token)
+    # Why the home: sign-ins outlive a restart of the server (same token, same cookie).
+    auth = Auth(token, home=config.home)
     tasks_mod = _optional("workhearth.server.tasks")
     tasks_routes = _optional("workhearth.server.routes.tasks")
 
@@ -177,6 +180,9 @@ def create_app(
             "home": str(config.home),
         }
 
+    # Why before the catch-all below: it holds POST /v1/logins.
+    login.install(app, auth)
+
     @app.api_route(
         "/v1/{rest:path}",
         methods=["GET", "POST", "PATCH", "DELETE"],
@@ -186,9 +192,8 @@ def create_app(
         # Why: without this, an unknown /v1 path falls through to the page's files.
         if allowed_methods(request.app, request.url.path):
             raise HTTPException(405)
-        raise HTTPException(404, "no such API route")
+        raise HttpError(404, "no such API route", code="no_route")
 
-    _install_login(app, auth)
     _install_web(app)
     # Why this order: the last added runs first (Host, Origin and size before the token).
     app.add_middleware(RequireLogin, auth=auth)
@@ -196,8 +201,16 @@ def create_app(
     return app
 
 
-def _error(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
-    return JSONResponse({"detail": detail}, status_code=status, headers=headers)
+def _error(
+    status: int,
+    detail: str,
+    headers: Mapping[str, str] | None = None,
+    *,
+    code: str | None = None,
+    params: Mapping[str, Any] | None = None,
+) -> JSONResponse:
+    """``{"detail", "code", "params"}`` (DESIGN §6); see :mod:`workhearth.server.errors`."""
+    return error_response(status, detail, code or status_code_word(status), params, headers)
 
 
 _UNPARSABLE_BODY = "There was an error parsing the body"  # FastAPI's 400 for a body it cannot read
@@ -207,10 +220,13 @@ NOT_JSON = "the request body is not valid JSON"
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(HearthError)
     async def hearth_error(_request: Request, exc: HearthError) -> JSONResponse:
-        return _error(status_of(exc), exc.message.splitlines()[0] if exc.message else "failed")
+        # Why exc.message, not str(exc): the CLI's flag hints (cli_hint) are not for the page.
+        return _error(status_of(exc), exc.message, code=exc.code, params=exc.params)
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        if login.wants_page(request):
+            return login.error_page(exc.status_code)  # a browser gets a page for people
         if exc.status_code in (404, 405):
             # Why: Starlette's Allow names only the first route of the path (GET and POST
             # /login are two routes), and the page's static mount answers any path; a
@@ -219,24 +235,78 @@ def _install_error_handlers(app: FastAPI) -> None:
             if allowed and request.method not in allowed:
                 return _error(405, "method not allowed", {"Allow": ", ".join(sorted(allowed))})
             if exc.status_code == 405:
-                return _error(404, "no such API route" if _is_api(request) else "Not Found")
+                if _is_api(request):
+                    return _error(404, "no such API route", code="no_route")
+                return _error(404, "Not Found")
         if exc.status_code == 400 and exc.detail == _UNPARSABLE_BODY:
             # Why: a body that is not JSON (or not UTF-8) is bad input like any other:
             # one documented status (422) and a message that says what is wrong.
-            return _error(422, NOT_JSON)
-        return _error(exc.status_code, str(exc.detail), getattr(exc, "headers", None))
+            return _error(422, NOT_JSON, code="not_json")
+        coded = exc if isinstance(exc, HttpError) else None
+        return _error(
+            exc.status_code,
+            str(exc.detail),
+            getattr(exc, "headers", None),
+            code=coded.code if coded else None,
+            params=coded.params if coded else None,
+        )
 
     @app.exception_handler(RequestValidationError)
-    async def invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        return _error(422, describe(exc.errors()))
+    async def invalid(request: Request, exc: RequestValidationError) -> Response:
+        if login.wants_page(request):
+            return login.error_page(422)
+        code, params = problem_code(exc.errors())
+        return _error(422, describe(exc.errors()), code=code, params=params)
+
+    @app.exception_handler(Exception)
+    async def bug(_request: Request, _exc: Exception) -> JSONResponse:
+        # Why: a bug still answers in the documented shape, and with none of its text
+        # (which may hold paths or values); the traceback goes to the server's log.
+        return _error(500, "internal error", code="server_error")
 
     @app.exception_handler(UnicodeError)
     async def not_text(_request: Request, exc: UnicodeError) -> JSONResponse:
-        return _error(422, f"text is not valid UTF-8 ({getattr(exc, 'reason', exc)})")
+        reason = getattr(exc, "reason", exc)
+        return _error(422, f"text is not valid UTF-8 ({reason})", code="not_utf8")
 
 
 def _is_api(request: Request) -> bool:
     return request.url.path.startswith("/v1/")
+
+
+def _where(problem: Mapping[str, Any]) -> str:
+    loc = [str(p) for p in problem.get("loc", ()) if p not in ("body", "query", "path")]
+    return ".".join(loc) or "request body"
+
+
+_PLAIN = {
+    "string_too_long": "at most {max_length} characters",
+    "too_long": "at most {max_length} items",
+    "extra_forbidden": "is not a field of this request",
+    "missing": "is required",
+    "literal_error": "must be one of {expected}",
+    "greater_than_equal": "must be at least {ge}",
+    "less_than_equal": "must be at most {le}",
+    "int_parsing": "must be a whole number",
+    "int_type": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "bool_parsing": "must be true or false",
+    "bool_type": "must be true or false",
+    "string_type": "must be text",
+    "dict_type": "must be an object",
+    "list_type": "must be a list",
+}
+
+
+def _plain(kind: str, ctx: Mapping[str, Any], msg: str) -> str:
+    """What pydantic's error ``kind`` means, in words for people (not "String should have…")."""
+    if kind == "string_too_short":
+        least = ctx.get("min_length")
+        return "must not be empty" if least == 1 else f"at least {least} characters"
+    if kind in _PLAIN:
+        with contextlib.suppress(KeyError):
+            return _PLAIN[kind].format_map({k: str(v) for k, v in ctx.items()})
+    return msg or "is invalid"
 
 
 def describe(problems: Any) -> str:
@@ -246,112 +316,44 @@ def describe(problems: Any) -> str:
     first = problems[0]
     if first.get("type") == "json_invalid":
         return NOT_JSON
-    loc = [str(p) for p in first.get("loc", ()) if p not in ("body", "query", "path")]
-    where = ".".join(loc) or "request body"
-    message = str(first.get("msg", "is invalid"))
-    ctx = first.get("ctx") or {}
-    kind = first.get("type", "")
-    if kind == "string_too_long":
-        message = f"at most {ctx.get('max_length')} characters"
-    elif kind == "too_long":
-        message = f"at most {ctx.get('max_length')} items"
-    elif kind == "extra_forbidden":
-        message = "is not a field of this request"
-    elif kind == "missing":
-        message = "is required"
+    message = _plain(str(first.get("type", "")), first.get("ctx") or {}, str(first.get("msg", "")))
     more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
-    return f"{where}: {message}{more}"
+    return f"{_where(first)}: {message}{more}"
 
 
-_LOGIN_PAGE = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>workhearth: log in</title></head>
-<body><main>
-<h1>This login link was used or has expired</h1>
-<p>Each link printed by <code>hearth serve</code> works once, for a few minutes.
-Restart <code>hearth serve</code> for a new one, or paste the token from
-<code>$HEARTH_HOME/server.token</code>:</p>
-<form method="post" action="/login">
-<label>Token <input type="password" name="token" autocomplete="off" required></label>
-<button type="submit">Log in</button>
-</form>
-</main></body></html>
-"""
+# pydantic's error kinds -> our codes (the page words them: web/strings-errors.js).
+_KIND_CODES = {
+    "missing": "required",
+    "string_too_short": "empty",
+    "string_too_long": "too_long",
+    "too_long": "too_many",
+    "extra_forbidden": "unknown_field",
+    "literal_error": "invalid_choice",
+    "greater_than_equal": "out_of_range",
+    "less_than_equal": "out_of_range",
+}
 
 
-def _cookie_response(auth: Auth, sid: str, request: Request) -> Response:
-    response = RedirectResponse("/", status_code=303)
-    response.set_cookie(
-        COOKIE,
-        sid,
-        max_age=int(SESSION_TTL),
-        path="/",
-        httponly=True,
-        samesite="strict",
-        secure=request.url.scheme == "https",
-    )
-    return response
-
-
-def _install_login(app: FastAPI, auth: Auth) -> None:
-    login_errors = {
-        **errors(403, 413, 421, 422),
-        303: {"description": "Logged in: the session cookie is set; go to /"},
-        401: {"description": "Link used, expired or wrong", "content": {"text/html": {}}},
-    }
-
-    @app.get("/login", tags=["server"], status_code=303, responses=login_errors)
-    def login(request: Request, token: Annotated[str, Query(max_length=ID_MAX)] = "") -> Response:
-        """Open the one-time URL ``hearth serve`` printed: sets the session cookie, then ``/``."""
-        sid = auth.use_login(token) if token else None
-        if sid is None:
-            return HTMLResponse(_LOGIN_PAGE, status_code=401)
-        return _cookie_response(auth, sid, request)
-
-    @app.post("/login", tags=["server"], status_code=303, responses=login_errors)
-    def login_form(request: Request, form: Annotated[LoginIn, Form()]) -> Response:
-        """Log a second browser in with the token of ``$HEARTH_HOME/server.token``."""
-        sid = auth.login_with_token(form.token)
-        if sid is None:
-            return HTMLResponse(_LOGIN_PAGE, status_code=401)
-        return _cookie_response(auth, sid, request)
-
-    @app.post(
-        "/logout",
-        tags=["server"],
-        status_code=204,
-        response_class=Response,
-        responses=errors(403, 421),
-    )
-    def logout(request: Request) -> Response:
-        """End this browser's session (the cookie stops working at once)."""
-        sid = request.cookies.get(COOKIE)
-        if sid:
-            auth.end_session(sid)
-        response = Response(status_code=204)
-        response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
-        return response
-
-    app.state.new_login = auth.new_login
-
-
-_PLACEHOLDER = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>workhearth</title></head>
-<body><main><h1>workhearth</h1>
-<p>The server is running. The web workbench is not installed in this build;
-the REST API is described at <a href="/openapi.json">/openapi.json</a>.</p>
-</main></body></html>
-"""
+def problem_code(problems: Any) -> tuple[str, dict[str, str | int]]:
+    """The code and params of the first problem in pydantic's error list."""
+    if not problems:
+        return "invalid", {}
+    first = problems[0]
+    kind = str(first.get("type", ""))
+    if kind == "json_invalid":
+        return "not_json", {}
+    ctx = first.get("ctx") or {}
+    params: dict[str, str | int] = {"field": _where(first)}
+    for key in ("max_length", "ge", "le"):
+        if isinstance(ctx.get(key), int) and not isinstance(ctx.get(key), bool):
+            params["limit"] = ctx[key]
+    return _KIND_CODES.get(kind, "invalid_field"), params
 
 
 def _install_web(app: FastAPI) -> None:
-    if (WEB_DIR / "index.html").is_file():
-        # Why html=True: "/" answers index.html; the page's files need no token (they hold none).
-        app.mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web")
-        return
-
-    @app.get("/", include_in_schema=False)
-    def placeholder() -> HTMLResponse:
-        return HTMLResponse(_PLACEHOLDER)
+    # Why no html=True: "/" is login.install's gate (workbench or sign-in page); the
+    # page's files need no token (they hold none).
+    app.mount("/", StaticFiles(directory=WEB_DIR), name="web")
 
 
 __all__ = ["ErrorOut", "create_app", "describe", "frozen_heap", "status_of"]

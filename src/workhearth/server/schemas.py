@@ -58,7 +58,14 @@ def query_openapi(model: type[BaseModel]) -> dict[str, Any]:
 
 
 class ErrorOut(BaseModel):
-    detail: str
+    detail: str = Field(description="One line in English; never a filesystem path.")
+    code: str = Field(
+        description="A stable word for what went wrong (e.g. memory_secret, too_long); "
+        "the page words it in the user's language."
+    )
+    params: dict[str, str | int] = Field(
+        description="The values the words need, e.g. {field, limit}."
+    )
 
 
 _ERROR_TEXT = {
@@ -76,7 +83,7 @@ COMMON = (401, 403, 413, 421, 422, 507)
 
 
 def errors(*codes: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI ``responses`` for error codes (all answer ``{"detail": str}``)."""
+    """OpenAPI ``responses`` for error codes (all answer ``{"detail", "code", "params"}``)."""
     return {c: {"model": ErrorOut, "description": _ERROR_TEXT[c]} for c in sorted(set(codes))}
 
 
@@ -216,6 +223,10 @@ class TrustIn(_Strict):
 class SkillOut(BaseModel):
     name: str
     description: str
+    descriptions: dict[str, str] = Field(
+        default_factory=dict,
+        description="The description by language {en, zh?} (zh from metadata description-zh).",
+    )
     source: str
     path: str
     status: Literal["ok", "broken"]
@@ -224,6 +235,9 @@ class SkillOut(BaseModel):
 
 class VariableOut(BaseModel):
     name: str
+    label: dict[str, str] = Field(
+        default_factory=dict, description="The form's field name {zh, en}; empty: use name."
+    )
     description: dict[str, str]
     type: str
     choices: list[str]

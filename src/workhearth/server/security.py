@@ -9,6 +9,7 @@ login URL that ``hearth serve`` printed (as Jupyter does).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import hmac
 import os
 import secrets
@@ -23,7 +24,7 @@ import orjson
 from starlette.requests import cookie_parser
 
 from workhearth.errors import StorageError
-from workhearth.fsutil import make_private_dir
+from workhearth.fsutil import atomic_write, make_private_dir
 
 TOKEN_FILE = "server.token"
 COOKIE = "hearth_session"
@@ -82,21 +83,85 @@ def load_or_create_token(home: Path) -> str:
         raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from exc
 
 
-class Auth:
-    """The bearer token, the one-time login tokens and the cookie sessions of one server."""
+SESSIONS_FILE = "server.sessions"
 
-    def __init__(self, token: str, *, clock: Callable[[], float] = time.monotonic) -> None:
+
+def _digest(value: str) -> str:
+    return hashlib.sha256(value.encode()).hexdigest()
+
+
+class Auth:
+    """The bearer token, the one-time login tokens and the cookie sessions of one home.
+
+    Sessions outlive a restart: each is kept in ``$HEARTH_HOME/server.sessions`` (0600)
+    as the SHA-256 of its id with its end, beside the digest of the token it was opened
+    under. A changed ``server.token`` ends them all; logging out ends one at once, in
+    every server of this home. One-time login URLs live in memory only (five minutes).
+    """
+
+    def __init__(
+        self,
+        token: str,
+        *,
+        clock: Callable[[], float] = time.time,
+        home: Path | None = None,
+    ) -> None:
         self.token = token
         self._clock = clock
         self._lock = threading.Lock()
         self._logins: dict[str, float] = {}
-        self._sessions: dict[str, float] = {}
+        self._store = home / SESSIONS_FILE if home is not None else None
+        self._sessions: dict[str, float] = self._load()
+        self._saved = True  # False once a write failed: memory then holds what disk does not
 
+    # ----------------------------------------------------------- persistence
+    def _load(self) -> dict[str, float]:
+        if self._store is None:
+            return {}
+        try:
+            data = orjson.loads(self._store.read_bytes())
+        except FileNotFoundError:
+            return {}
+        except (OSError, orjson.JSONDecodeError):
+            # Why: a damaged file costs a sign-in, never a server that will not start.
+            return {}
+        if not isinstance(data, dict) or data.get("token") != _digest(self.token):
+            return {}
+        sessions = data.get("sessions")
+        now = self._clock()
+        if not isinstance(sessions, dict):
+            return {}
+        return {
+            str(k): float(v) for k, v in sessions.items() if isinstance(v, int | float) and v >= now
+        }
+
+    def _save(self) -> None:
+        """Write the live sessions (under the lock); a failure costs only persistence."""
+        if self._store is None:
+            return
+        now = self._clock()
+        live = {k: v for k, v in self._sessions.items() if v >= now}
+        self._sessions = live
+        data = {"version": 1, "token": _digest(self.token), "sessions": live}
+        try:
+            atomic_write(self._store, orjson.dumps(data), 0o600)
+            self._saved = True
+        except OSError:  # a read-only or full home: sessions last as long as this server
+            self._saved = False
+
+    def _reload(self) -> None:
+        """Take in sessions another server of this home opened or ended (under the lock)."""
+        if self._store is not None and self._saved:
+            self._sessions = self._load()
+
+    # ----------------------------------------------------------- logins
     def new_login(self) -> str:
         """A token for one login URL: usable once, for :data:`LOGIN_TTL` seconds."""
         login = secrets.token_urlsafe(24)
         with self._lock:
-            self._logins[login] = self._clock() + LOGIN_TTL
+            now = self._clock()
+            self._logins = {k: v for k, v in self._logins.items() if v >= now}
+            self._logins[login] = now + LOGIN_TTL
         return login
 
     def use_login(self, login: str) -> str | None:
@@ -116,26 +181,40 @@ class Auth:
 
     def _new_session(self) -> str:
         sid = secrets.token_urlsafe(32)
-        self._sessions[sid] = self._clock() + SESSION_TTL
+        self._reload()
+        self._sessions[_digest(sid)] = self._clock() + SESSION_TTL
+        self._save()
         return sid
 
     def end_session(self, sid: str) -> None:
         with self._lock:
-            self._sessions.pop(sid, None)
+            self._reload()
+            self._sessions.pop(_digest(sid), None)
+            self._save()
+
+    def bearer(self, authorization: str | None) -> bool:
+        """Whether ``authorization`` carries the bearer token itself."""
+        if not authorization:
+            return False
+        scheme, _, value = authorization.partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(
+            value.strip().encode(), self.token.encode()
+        )
 
     def allowed(self, authorization: str | None, cookie: str | None) -> bool:
-        if authorization:
-            scheme, _, value = authorization.partition(" ")
-            if scheme.lower() == "bearer" and hmac.compare_digest(
-                value.strip().encode(), self.token.encode()
-            ):
-                return True
+        if self.bearer(authorization):
+            return True
         if cookie:
+            key = _digest(cookie)
             with self._lock:
-                expires = self._sessions.get(cookie)
+                expires = self._sessions.get(key)
+                if expires is None and self._store is not None:
+                    # Why: another server of this home (or its previous run) may have opened it.
+                    self._reload()
+                    expires = self._sessions.get(key)
                 if expires is not None and expires >= self._clock():
                     return True
-                self._sessions.pop(cookie, None)
+                self._sessions.pop(key, None)
         return False
 
 
@@ -153,8 +232,14 @@ def host_allowed(host: str, extra: frozenset[str] = frozenset()) -> bool:
     return name in LOCAL_HOSTS or name in extra
 
 
-def origin_allowed(origin: str, host: str) -> bool:
-    """A state-changing request may come only from a page this server served."""
+def origin_allowed(origin: str, host: str, fetch_site: str | None = None) -> bool:
+    """A state-changing request may come only from a page this server served.
+
+    ``Origin: null`` (a privacy-minded browser's form post) passes only when the browser
+    itself says the request is same-origin (``Sec-Fetch-Site``, which no page can set).
+    """
+    if origin == "null":
+        return fetch_site == "same-origin"
     try:
         parts = urlsplit(origin)
     except ValueError:
@@ -176,7 +261,10 @@ def _first_headers(scope: Scope, *names: bytes) -> list[str | None]:
 
 SECURITY_HEADERS = [
     (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
+    # Why same-origin, not no-referrer: with no-referrer Chromium sends ``Origin: null``
+    # on the page's own form posts (sign in, sign out), which the Origin check refuses;
+    # other sites still get no Referer (the login URL's token never leaves).
+    (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"DENY"),
     (
         b"content-security-policy",
@@ -204,16 +292,30 @@ class Guard:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        host, origin, length = _first_headers(scope, b"host", b"origin", b"content-length")
+        host, origin, length, site = _first_headers(
+            scope, b"host", b"origin", b"content-length", b"sec-fetch-site"
+        )
         host = host or ""
         if not host_allowed(host, self.extra_hosts):
-            await _reply(send, 421, "this server answers only to localhost (Host header refused)")
+            await _reply(
+                send,
+                421,
+                "this server answers only to localhost (Host header refused)",
+                code="host_refused",
+            )
             return
-        if scope["method"] in UNSAFE_METHODS and origin and not origin_allowed(origin, host):
-            await _reply(send, 403, "refused: the request comes from another site (Origin)")
+        if scope["method"] in UNSAFE_METHODS and origin and not origin_allowed(origin, host, site):
+            await _reply(
+                send,
+                403,
+                "refused: the request comes from another site (Origin)",
+                code="foreign_origin",
+            )
             return
+        too_big = f"request body is over {self.body_max // 1024} KB"
+        limit = {"limit_kb": self.body_max // 1024}
         if length is not None and (not length.isdigit() or int(length) > self.body_max):
-            await _reply(send, 413, f"request body is over {self.body_max // 1024} KB")
+            await _reply(send, 413, too_big, code="body_too_large", params=limit)
             return
 
         async def send_secured(message: Message) -> None:
@@ -230,7 +332,7 @@ class Guard:
             return
         body, complete = await _read_body(receive, self.body_max)
         if not complete:
-            await _reply(send, 413, f"request body is over {self.body_max // 1024} KB")
+            await _reply(send, 413, too_big, code="body_too_large", params=limit)
             return
         replayed = False
 
@@ -245,8 +347,8 @@ class Guard:
 
 
 NOT_LOGGED_IN = (
-    "not logged in: open the login URL `hearth serve` printed, "
-    "or send Authorization: Bearer <$HEARTH_HOME/server.token>"
+    "not signed in: open the login URL `hearth serve` printed (a new one: "
+    "`hearth serve --login-url`), or send Authorization: Bearer <$HEARTH_HOME/server.token>"
 )
 
 
@@ -268,7 +370,13 @@ class RequireLogin:
         if scope["type"] == "http" and scope["path"].startswith(self.prefix):
             authorization, cookies = _first_headers(scope, b"authorization", b"cookie")
             if not self.auth.allowed(authorization, _cookie(cookies)):
-                await _reply(send, 401, NOT_LOGGED_IN, [(b"www-authenticate", b"Bearer")])
+                await _reply(
+                    send,
+                    401,
+                    NOT_LOGGED_IN,
+                    extra=[(b"www-authenticate", b"Bearer")],
+                    code="not_signed_in",
+                )
                 return
         await self.app(scope, receive, send)
 
@@ -294,9 +402,15 @@ async def _read_body(receive: Receive, limit: int) -> tuple[bytes, bool]:
 
 
 async def _reply(
-    send: Send, status: int, detail: str, extra: list[tuple[bytes, bytes]] | None = None
+    send: Send,
+    status: int,
+    detail: str,
+    *,
+    code: str,
+    params: dict[str, Any] | None = None,
+    extra: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
-    body = orjson.dumps({"detail": detail})
+    body = orjson.dumps({"detail": detail, "code": code, "params": params or {}})
     await send(
         {
             "type": "http.response.start",

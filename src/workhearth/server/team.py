@@ -24,6 +24,7 @@ from workhearth import __version__
 from workhearth.api.errors import MemoryNotFound
 from workhearth.errors import NotFoundError, UsageError
 from workhearth.memory.search import DEFAULT_LIMIT
+from workhearth.server.errors import HttpError, error_response
 from workhearth.server.schemas import (
     BODY_MAX,
     COMMON,
@@ -46,7 +47,7 @@ NOT_LOGGED_IN = (
     "a team token is needed: send Authorization: Bearer <the token of hearth team user add>"
 )
 TEAM_ONLY = (
-    "this is a team bank server (hearth serve --store): it serves only /v1/memory and /mcp; "
+    "this is a team bank server: it serves only /v1/memory and /mcp; "
     "agent tasks, sessions, skills and files stay on each person's own hearth"
 )
 IDEMPOTENCY_MAX = 128
@@ -65,7 +66,9 @@ async def team_user(request: Request) -> str:
         bank: PgBank = request.app.state.bank
         user = await run_in_threadpool(bank.user_for_token, token)
     if user is None:
-        raise HTTPException(401, NOT_LOGGED_IN, headers={"WWW-Authenticate": "Bearer"})
+        raise HttpError(
+            401, NOT_LOGGED_IN, code="not_signed_in", headers={"WWW-Authenticate": "Bearer"}
+        )
     return user
 
 
@@ -168,7 +171,7 @@ def restore(entry_id: str, request: Request, user: User) -> dict:
     except NotFoundError:
         raise MemoryNotFound() from None
     except UsageError as exc:
-        raise HTTPException(409, str(exc)) from None
+        raise HttpError(409, exc.message, code=exc.code, params=exc.params) from None
 
 
 @router.api_route(
@@ -219,10 +222,8 @@ def create_team_app(
     async def store_down(_request: Request, _exc: Exception) -> JSONResponse:
         # Why 503 and no detail of libpq: its text may name hosts and users; the
         # client queues a save on a 503 and sends it again later.
-        return JSONResponse(
-            {"detail": "the team store is unreachable"},
-            status_code=503,
-            headers={"Retry-After": "2"},
+        return error_response(
+            503, "the team store is unreachable", "store_unreachable", headers={"Retry-After": "2"}
         )
 
     @app.exception_handler(psycopg.DataError)
@@ -230,7 +231,7 @@ def create_team_app(
         # Why a 422: PostgreSQL refused a value the checks let through (its class 22,
         # "data exception", is about the value sent). Sending it again can never
         # work, so the client's queue must give it up instead of retrying forever.
-        return JSONResponse({"detail": VALUE_REFUSED}, status_code=422)
+        return error_response(422, VALUE_REFUSED, "value_refused")
 
     app.include_router(router, responses=errors(*COMMON))
 
@@ -248,7 +249,7 @@ def create_team_app(
     def not_here(rest: str) -> JSONResponse:
         # Why 404 with a reason: a page or client pointed at a team server should say
         # why /v1/tasks, /mcp or / are not here, not look like a broken route.
-        return JSONResponse({"detail": TEAM_ONLY}, status_code=404)
+        return error_response(404, TEAM_ONLY, "team_only")
 
     app.add_middleware(Guard, body_max=BODY_MAX, extra_hosts=extra_hosts)
     return app

@@ -18,12 +18,31 @@ from typing import Any
 
 import orjson
 
+from workhearth.errors import HearthError
+
 SCHEMA_VERSION = 1
 EVENT_TYPES = frozenset({"meta", "message", "checkpoint", "compact", "rewind", "title"})
 
 _SUFFIX_HEAD = b',"crc":"'
 SUFFIX_LEN = len(_SUFFIX_HEAD) + 8 + 2  # ,"crc":"xxxxxxxx"}
 _GLUE = re.compile(rb'(?<=\"\})(?=\{"seq":)|\x00+')
+
+
+class NewerFormatError(HearthError):
+    """A transcript written by a newer hearth (its meta ``schema`` is above ours)."""
+
+    code = "session_format_newer"
+
+
+def check_schema(meta: dict[str, Any], session_id: str) -> None:
+    """Refuse a session whose format is newer than this hearth reads (never append to it)."""
+    schema = meta.get("schema")
+    if isinstance(schema, int) and not isinstance(schema, bool) and schema > SCHEMA_VERSION:
+        raise NewerFormatError(
+            f"session {session_id} was written by a newer hearth (format {schema}; "
+            f"this one reads up to {SCHEMA_VERSION}): upgrade hearth to open it",
+            params={"format": schema, "supported": SCHEMA_VERSION},
+        )
 
 
 def encode_line(event: dict[str, Any]) -> bytes:

@@ -392,3 +392,123 @@ def _segments(blocks: list[Block]) -> list[list[Block]]:
 
 def _without_id(extra: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in extra.items() if key != "id"}
+
+
+class GrowingRepair:
+    """:func:`repair` for a transcript that grows by whole agent steps, at the cost of
+    the step, not of the whole conversation (the agent loop asks once per step).
+
+    After a full repair whose result ends exactly on the transcript's last message (a
+    prompt or tool results waiting for the model), later calls check that the messages
+    seen then are still there (same objects, same seqs: no rewind, no compaction) and
+    that what was appended is steps repair would keep as they are: an assistant message
+    with clean blocks and fresh tool ids, answered exactly by the next user message,
+    results first. Then the result is the earlier one plus copies of those messages,
+    which is what a full repair returns; anything else falls back to a full repair.
+    """
+
+    def __init__(self) -> None:
+        self._conversation: list[Message] | None = None
+        self._count = 0
+        self._first: tuple[int, int] = (0, 0)  # (seq, id) of the first message seen
+        self._last: tuple[int, int] = (0, 0)  # (seq, id) of the last message seen
+        self._tool_ids: set[str] = set()
+
+    def repair(self, messages: list[Message], seqs: list[int]) -> Repaired:
+        grown = self._grow(messages, seqs)
+        if grown is not None:
+            return grown
+        repaired = repair(messages)
+        self._remember(messages, seqs, repaired)
+        return repaired
+
+    def _remember(self, messages: list[Message], seqs: list[int], repaired: Repaired) -> None:
+        self._conversation = None
+        out = repaired.messages
+        if (
+            repaired.interruption != "interrupted_prompt"
+            or repaired.closed_tool_calls
+            or len(seqs) != len(messages)
+            or not messages
+            or out[-1].get("content") != messages[-1].get("content")
+        ):
+            return
+        self._conversation = list(out)
+        self._count = len(messages)
+        self._first = (seqs[0], id(messages[0]))
+        self._last = (seqs[-1], id(messages[-1]))
+        self._tool_ids = {
+            str(b.get("id"))
+            for m in out
+            if m["role"] == "assistant"
+            for b in m["content"]
+            if b.get("type") == "tool_use"
+        }
+
+    def _grow(self, messages: list[Message], seqs: list[int]) -> Repaired | None:
+        conversation, n = self._conversation, self._count
+        if conversation is None or len(messages) < n or len(seqs) != len(messages):
+            return None
+        if (seqs[0], id(messages[0])) != self._first or (
+            seqs[n - 1],
+            id(messages[n - 1]),
+        ) != self._last:
+            return None  # rewound or compacted since
+        fresh = messages[n:]
+        if len(fresh) % 2:
+            return None
+        tool_ids = set(self._tool_ids)
+        added: list[Message] = []
+        for reply, answer in zip(fresh[::2], fresh[1::2], strict=True):
+            step = _clean_step(reply, answer, tool_ids)
+            if step is None:
+                return None
+            added.extend(step)
+        conversation.extend(added)
+        self._tool_ids = tool_ids
+        self._count = len(messages)
+        self._last = (seqs[-1], id(messages[-1]))
+        return Repaired(list(conversation), "interrupted_prompt")
+
+
+def _clean_step(reply: Any, answer: Any, tool_ids: set[str]) -> list[Message] | None:
+    """Copies of one step (an assistant reply, the user message answering it) when
+    :func:`repair` would keep both as they are; None when it would change anything.
+    ``tool_ids`` (the ids used so far) gets the reply's calls."""
+    if not isinstance(reply, dict) or not isinstance(answer, dict):
+        return None
+    if reply.get("role") != "assistant" or answer.get("role") != "user":
+        return None
+    blocks, answers = reply.get("content"), answer.get("content")
+    if not isinstance(blocks, list) or not isinstance(answers, list) or not blocks or not answers:
+        return None
+    kinds = 0
+    calls: list[str] = []
+    for block in blocks:
+        kept, bits = _clean_block(block, "assistant")
+        if kept is not block or (bits & _LEAD and kinds & _BODY):
+            return None  # dropped, cleaned, or a split repair would make
+        kinds |= bits
+        if bits & _TOOL:
+            if block["id"] in tool_ids or block["id"] in calls:
+                return None  # repair would rename it
+            calls.append(block["id"])
+    if kinds == _UNSIGNED or not calls:
+        return None
+    results = 0
+    for position, block in enumerate(answers):
+        kept, _ = _clean_block(block, "user")
+        if kept is not block:
+            return None
+        if block["type"] == "tool_result":
+            if results != position:
+                return None  # a result after other blocks: repair moves it first
+            results += 1
+    answered = [b["tool_use_id"] for b in answers[:results]]
+    if sorted(answered) != sorted(calls) or len(set(answered)) != len(answered):
+        return None
+    tool_ids.update(calls)
+    return [
+        {**reply, "content": list(blocks)},  # type: ignore[typeddict-item]
+        {**answer, "content": list(answers)},  # type: ignore[typeddict-item]
+    ]

@@ -18,6 +18,7 @@ from workhearth.errors import CorruptDataError, UsageError
 from workhearth.fsutil import atomic_write, make_private_dir
 from workhearth.models.adapters import to_anthropic, to_openai
 from workhearth.models.messages import Message
+from workhearth.sessions.codec import check_schema
 from workhearth.sessions.header import rebuild_meta
 from workhearth.sessions.log import LogWriter, ScanResult, read_meta, scan
 from workhearth.sessions.reconstruct import Interruption, repair
@@ -55,7 +56,9 @@ class Session:
     def meta(self) -> dict[str, Any]:
         if self._meta is None:
             try:
-                self._meta = read_meta(self.transcript)
+                meta = read_meta(self.transcript)
+                check_schema(meta, self.id)
+                self._meta = meta
             except CorruptDataError:
                 # Why: one damaged byte in the header must not hide every good line
                 # after it; rebuild what it held from what can be checked.
@@ -111,12 +114,12 @@ class Session:
     # ----------------------------------------------------------------- load
     def load(self, use_snapshot: bool = True, save_snapshot: bool = True) -> SessionState:
         """Fold the transcript into state: snapshot plus tail, or the whole log."""
+        if self._state is not None and self._writer is not None:
+            return self._state  # Why first: the cached path allocates nothing, so no GC pause
         with paused_gc():
             return self._load(use_snapshot, save_snapshot)
 
     def _load(self, use_snapshot: bool, save_snapshot: bool) -> SessionState:
-        if self._state is not None and self._writer is not None:
-            return self._state
         cipher = self.cipher  # raises a clear error on a wrong key before any parsing
         open_blob = cipher.open_blob if cipher else None
         snap = None
@@ -322,7 +325,10 @@ def paused_gc() -> Iterator[None]:
     """Pause the cyclic GC while building a big object graph that has no cycles.
 
     Why: loading a large session creates a million fresh objects; the collector's
-    full passes over them cost more than the parsing and repair themselves.
+    passes over them while they are being built cost more than the parsing and
+    repair themselves. Nothing is frozen afterwards: ``gc.freeze()`` would also move
+    every other object of the process into the permanent generation, garbage cycles
+    included, which leaked in every load of a long-running server.
     """
     was_on = gc.isenabled()
     gc.disable()
@@ -330,9 +336,6 @@ def paused_gc() -> Iterator[None]:
         yield
     finally:
         if was_on:
-            # Why: move what was just built out of the collector's sight, so the
-            # first collection after the load does not walk it all again.
-            gc.freeze()
             gc.enable()
 
 

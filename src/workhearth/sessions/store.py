@@ -21,9 +21,9 @@ from workhearth.errors import CorruptDataError, EncryptionKeyError, NotFoundErro
 from workhearth.fsutil import atomic_write, make_private_dir
 from workhearth.models.messages import Message
 from workhearth.paths import HearthPaths
-from workhearth.sessions.codec import SCHEMA_VERSION
+from workhearth.sessions.codec import SCHEMA_VERSION, NewerFormatError
 from workhearth.sessions.listing import first_prompt, source_updated
-from workhearth.sessions.log import LogWriter
+from workhearth.sessions.log import LogWriter, read_meta
 from workhearth.sessions.session import TRANSCRIPT, Session
 from workhearth.trash import Trash
 
@@ -196,6 +196,9 @@ class SessionStore:
             meta = session.meta
         except CorruptDataError:
             meta = {}
+        except NewerFormatError:
+            # Why listed: the user sees it is there and why it will not open.
+            meta = read_meta(session.transcript)
         title: str | None = None
         count: int | None = None
         updated = mtime
@@ -212,6 +215,8 @@ class SessionStore:
             title = "(encrypted)"
         except CorruptDataError:
             title = "(damaged)"
+        except NewerFormatError:
+            title = "(written by a newer hearth)"
         return SessionInfo(
             session_id=session.id,
             workspace=str(meta.get("workspace", "")),
@@ -225,12 +230,16 @@ class SessionStore:
         )
 
     # --------------------------------------------------------------- lookup
-    def read_transcript(self, session_id: str, count: int = COUNT_DEFAULT) -> Transcript:
-        """The last ``count`` messages (clamped to 1..30)."""
+    def read_transcript(
+        self, session_id: str, count: int = COUNT_DEFAULT, before: int | None = None
+    ) -> Transcript:
+        """The last ``count`` messages (clamped to 1..30); with ``before``, the last
+        ``count`` of the first ``before`` messages (a page showing a run's events after them)."""
         count = max(COUNT_MIN, min(COUNT_MAX, int(count)))
         session = self.open(session_id)
         messages = session.load().messages
-        tail = messages[-count:]
+        upto = messages if before is None else messages[: max(0, int(before))]
+        tail = upto[-count:] if upto else []
         return Transcript(
             session_id=session.id,
             total=len(messages),

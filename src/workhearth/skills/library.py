@@ -62,15 +62,21 @@ def make_file_check(roots: Sequence[Path]) -> FileCheck:
 
     def check(value: str) -> str:
         if not real_roots:
-            raise SkillError(f"file {value!r}: no authorized workspace to read it from")
+            raise SkillError(
+                f"file {value!r}: no authorized workspace to read it from",
+                code="file_no_workspace",
+            )
         path = Path(os.path.expanduser(value))
         if not path.is_absolute():
             path = real_roots[0] / path
         real = Path(os.path.realpath(path))
         if not any(_inside(real, root) for root in real_roots):
-            raise SkillError(f"file {value!r} is outside the authorized workspace")
+            raise SkillError(
+                f"file {value!r} is outside the authorized workspace",
+                code="file_outside_workspace",
+            )
         if not real.is_file():
-            raise SkillError(f"file {value!r} does not exist")
+            raise SkillError(f"file {value!r} does not exist", code="file_missing")
         return value
 
     return check
@@ -219,12 +225,21 @@ class SkillLibrary:
         for skill in self._found_now()[0]:
             if skill.name == name or skill.path.name == name:
                 return skill
-        raise NotFoundError(f"no skill named {name!r} (see: hearth skills list)")
+        raise NotFoundError(
+            f"no skill named {name!r}",
+            code="skill_unknown",
+            params={"name": name},
+            cli_hint="see: hearth skills list",
+        )
 
     def _ok(self, name: str) -> Skill:
         skill = self.get(name)
         if not skill.ok:
-            raise SkillError(f"skill {name!r} is broken: {skill.problems[0]}")
+            raise SkillError(
+                f"skill {name!r} is broken: {skill.problems[0]}",
+                code="skill_broken",
+                params={"name": name},
+            )
         return skill
 
     def body(self, name: str) -> str:
@@ -234,7 +249,11 @@ class SkillLibrary:
         skill = self._ok(name)
         parsed = read_skill(skill.path)
         if parsed.errors:  # changed on disk since it was listed
-            raise SkillError(f"skill {name!r} is broken: {parsed.errors[0]}")
+            raise SkillError(
+                f"skill {name!r} is broken: {parsed.errors[0]}",
+                code="skill_broken",
+                params={"name": name},
+            )
         return parsed.body
 
     def examples(self, name: str) -> builtins.list[Example]:
@@ -243,7 +262,11 @@ class SkillLibrary:
         skill = self._ok(name)
         examples, problems = read_examples(skill.path)
         if problems:
-            raise SkillError(f"skill {name!r} is broken: {problems[0]}")
+            raise SkillError(
+                f"skill {name!r} is broken: {problems[0]}",
+                code="skill_broken",
+                params={"name": name},
+            )
         return examples
 
     def example(self, name: str, example_id: str) -> Example:
@@ -252,7 +275,11 @@ class SkillLibrary:
             if ex.id == example_id:
                 return ex
         ids = ", ".join(e.id for e in examples) or "none"
-        raise NotFoundError(f"skill {name!r} has no example {example_id!r} (it has: {ids})")
+        raise NotFoundError(
+            f"skill {name!r} has no example {example_id!r} (it has: {ids})",
+            code="example_unknown",
+            params={"name": name, "example": example_id},
+        )
 
     def render(
         self,

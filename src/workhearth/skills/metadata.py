@@ -8,6 +8,7 @@ examples:
     prompt: "Turn {{input}} into a Word document named {{output}}."
     variables:
       - name: input
+        label: {zh: 输入文件, en: Input file}   # the form's field name (default: name)
         type: file            # text | file | choice | number (default text)
         required: true        # default false
         description: {zh: …, en: …}
@@ -40,7 +41,7 @@ VAR_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 # One scan: a literal "{{{{", a placeholder, or a "{{" that is neither (an error).
 _TOKEN_RE = re.compile(r"\{\{\{\{|\{\{\s*([A-Za-z_][A-Za-z0-9_-]*)\s*\}\}|\{\{")
 _EXAMPLE_KEYS = ("id", "title", "description", "prompt", "variables")
-_VARIABLE_KEYS = ("name", "description", "type", "choices", "default", "required")
+_VARIABLE_KEYS = ("name", "label", "description", "type", "choices", "default", "required")
 
 FileCheck = Callable[[str], str]
 
@@ -144,9 +145,14 @@ def _variable(raw: Any, where: str, problems: list[str]) -> Variable | None:
         if "description" in raw
         else {}
     )
+    label = (
+        _text_map(raw["label"], at("label"), f"label of {name!r}", problems)
+        if "label" in raw
+        else {}
+    )
     if len(problems) > before:
         return None
-    return Variable(name, description, vtype, choices, default, required)
+    return Variable(name, description, vtype, choices, default, required, label)
 
 
 def _example(raw: Any, where: str, problems: list[str]) -> Example | None:
@@ -257,12 +263,24 @@ def check_value(var: Variable, value: str) -> str:
         try:
             number = float(value.strip())
         except ValueError:
-            raise SkillError(f"{var.name!r} must be a number, not {value!r}") from None
+            raise SkillError(
+                f"{var.name!r} must be a number, not {value!r}",
+                code="skill_value_number",
+                params={"field": var.name},
+            ) from None
         if not math.isfinite(number):
-            raise SkillError(f"{var.name!r} must be a finite number, not {value!r}")
+            raise SkillError(
+                f"{var.name!r} must be a finite number, not {value!r}",
+                code="skill_value_number",
+                params={"field": var.name},
+            )
         return value.strip()
     if var.type == "choice" and value not in var.choices:
-        raise SkillError(f"{var.name!r} must be one of {', '.join(var.choices)}, not {value!r}")
+        raise SkillError(
+            f"{var.name!r} must be one of {', '.join(var.choices)}, not {value!r}",
+            code="skill_value_choice",
+            params={"field": var.name, "choices": ", ".join(var.choices)},
+        )
     return value
 
 
@@ -278,7 +296,9 @@ def render(example: Example, values: Mapping[str, str], file_check: FileCheck | 
     if unknown:
         takes = ", ".join(sorted(declared)) or "no variables"
         raise SkillError(
-            f"unknown variable {unknown[0]!r} for example {example.id!r} (it takes: {takes})"
+            f"unknown variable {unknown[0]!r} for example {example.id!r} (it takes: {takes})",
+            code="skill_field_unknown",
+            params={"field": unknown[0]},
         )
     filled: dict[str, str] = {}
     for var in example.variables:
@@ -288,15 +308,20 @@ def render(example: Example, values: Mapping[str, str], file_check: FileCheck | 
         if value is None or value == "":
             if var.required:
                 raise SkillError(
-                    f"missing required variable {var.name!r} for example {example.id!r} "
-                    f"(give it with --set {var.name}=…)"
+                    f"missing required variable {var.name!r} for example {example.id!r}",
+                    code="skill_field_missing",
+                    params={"field": var.name},
+                    cli_hint=f"give it with --set {var.name}=…",
                 )
             filled[var.name] = ""
             continue
         value = check_value(var, value)
         if var.type == "file":
             if file_check is None:
-                raise SkillError(f"file variable {var.name!r} needs an authorized workspace")
+                raise SkillError(
+                    f"file variable {var.name!r} needs an authorized workspace",
+                    code="file_no_workspace",
+                )
             value = file_check(value)
         filled[var.name] = value
 

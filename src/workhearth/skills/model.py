@@ -77,10 +77,12 @@ class Variable:
     choices: tuple[str, ...] = ()
     default: str | None = None
     required: bool = False
+    label: Mapping[str, str] = field(default_factory=dict)  # the form's field name {zh, en}
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
+            "label": dict(self.label),
             "description": dict(self.description),
             "type": self.type,
             "choices": list(self.choices),

@@ -67,6 +67,8 @@ log = logging.getLogger(__name__)
 class TaskConflict(HearthError):
     """The session is busy (a live task holds it) or has nothing to do (HTTP 409)."""
 
+    code = "task_conflict"
+
 
 def record_outcome(session: Session, status: Status, reason: str | None) -> None:
     """Write how the run ended into the session (a checkpoint), for every later reader."""
@@ -122,7 +124,7 @@ class TaskService:
     def require_model(self, wh: Workhearth, model: str | None) -> None:
         """Fail before any session exists: no model at all, an unknown one, a missing key."""
         if model is None and not self.config.models.configured:
-            raise ConfigError(NO_MODEL)
+            raise ConfigError(NO_MODEL, code="model_none")
         check_model(wh, model)
 
     def options(
@@ -205,7 +207,8 @@ class TaskService:
         if task is not None:
             return task
         status, reason = transcript_status(session)
-        stand_in = Task(session.id)
+        # Why base = every message: the whole history is in the transcript, none in events.
+        stand_in = Task(session.id, base=len(session.load().messages))
         stand_in.finish({"failed": "error", "stopped": "stopped"}.get(status, "done"), reason)
         return stand_in
 
@@ -245,13 +248,13 @@ class TaskService:
             return self.workspace
         path = Path(workspace).expanduser()
         if "\x00" in workspace or not path.is_absolute():
-            raise UsageError("workspace must be an absolute path")
+            raise UsageError("workspace must be an absolute path", code="workspace_not_absolute")
         try:
             folder = path.is_dir()
         except OSError:  # a name too long for the file system, a folder we may not read
             folder = False
         if not folder:
-            raise UsageError("workspace must be an existing folder")
+            raise UsageError("workspace must be an existing folder", code="workspace_missing")
         return path
 
     def _prompt(
@@ -266,7 +269,7 @@ class TaskService:
             if values:
                 raise UsageError("values fill the variables of an example: give example too")
             if not prompt.strip():
-                raise UsageError("the task is empty")
+                raise UsageError("the task is empty", code="task_empty")
             return prompt
         if skill is None:
             raise UsageError("example needs skill")
@@ -288,16 +291,21 @@ class TaskService:
         wh = self.hearth(None)
         session = wh.sessions.open(session_id)
         if self.live(session.id) is not None:
-            raise TaskConflict(f"session {session.id} is already running")
+            raise TaskConflict(f"session {session.id} is already running", code="task_running")
         if not (prompt and prompt.strip()) and transcript_status(session)[0] == "done":
             raise TaskConflict(
-                f"session {session.id} is finished; send a task to give it its next instruction"
+                f"session {session.id} is finished; send a task to give it its next instruction",
+                code="task_finished",
             )
         # Why the session's own folder: its files and authorized roots are there, not
         # in the folder the server happened to start in.
         folder = session.workspace or str(self.workspace)
         if not Path(folder).is_dir():
-            raise UsageError(f"the session's workspace {folder} is no longer a folder")
+            raise UsageError(
+                "the session's workspace is no longer a folder",
+                code="workspace_missing",
+                cli_hint=folder,
+            )
         wh = self.hearth(folder)
         self.require_model(wh, session_model(wh, session, RunOptions(model=model)))
         try:
@@ -331,9 +339,11 @@ class TaskService:
             current = self._tasks.get(session.id)
             if current is not None and not current.finished:
                 session.close()
-                raise TaskConflict(f"session {session.id} is already running")
+                raise TaskConflict(f"session {session.id} is already running", code="task_running")
             self._tasks[session.id] = task
             self._forget_old()
+        if task.base is None:
+            task.base = len(session.load().messages)
         task.publish("status", {"status": "running"})
 
     def _launch(
@@ -397,6 +407,10 @@ class TaskService:
         records = command_records(session)
         task.interrupt = lambda: interrupt_commands(records)
         reason, message = "error", None
+        if prompt is not None:
+            # Why: the run appends the prompt to the transcript after ``base``; a page
+            # re-attaching mid-run shows it from here, once.
+            task.publish("prompt", {"text": prompt})
         try:
             result = resume(wh, session, opts, prompt)
             reason, message = result.status, result.error
@@ -428,7 +442,7 @@ class TaskService:
         task = self.live(session_id)
         if task is None:
             self.hearth(None).sessions.open(session_id)  # NotFoundError for an unknown id
-            raise TaskConflict(f"session {session_id} is not running")
+            raise TaskConflict(f"session {session_id} is not running", code="task_not_running")
         task.stop()
         return task
 
@@ -437,7 +451,7 @@ class TaskService:
             raise UsageError(f"answer must be one of {', '.join(ANSWERS)}, not {answer!r}")
         task = self.live(session_id)
         if task is None:
-            raise NotFoundError("no such pending approval")
+            raise NotFoundError("no such pending approval", code="approval_unknown")
         task.answer(call_id, answer)
 
     def end_streams(self) -> None:

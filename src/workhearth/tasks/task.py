@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import secrets
 import threading
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -76,6 +77,17 @@ class TaskEvent:
     data: dict[str, Any]
 
 
+def parse_event_id(value: str | None, run: str) -> int:
+    """The seq a ``Last-Event-ID`` names within ``run`` (0: none, or another run's)."""
+    if not value:
+        return 0
+    prefix, _, seq = value.rpartition("-")
+    # Why not isdigit(): it accepts digits int() refuses ("²").
+    if prefix != run or not seq or not all("0" <= c <= "9" for c in seq) or len(seq) > 9:
+        return 0
+    return int(seq)
+
+
 @dataclass
 class PendingApproval:
     call_id: str
@@ -91,8 +103,14 @@ class PendingApproval:
 class Task:
     """One run of the agent on one session, its events and its pending approval."""
 
-    def __init__(self, session_id: str) -> None:
+    def __init__(self, session_id: str, *, base: int | None = None) -> None:
         self.session_id = session_id
+        # Why a run id: event ids are ``<run>-<seq>``, so a page re-attaching after a
+        # restart (a new run, seq from 1 again) knows its Last-Event-ID is of another run.
+        self.run = secrets.token_hex(4)
+        # The transcript's message count before this run: the page shows the transcript
+        # up to here and this run's events after it, so nothing shows twice.
+        self.base = base
         self.events: list[TaskEvent] = []
         self.reason: str | None = None  # set when the run ended
         self.message: str | None = None  # why it failed, in words
@@ -286,6 +304,8 @@ class Task:
             "status": self.status,
             "reason": self.message,
             "pending_approval": pending.as_dict() if pending is not None else None,
+            "run": self.run,
+            "messages_before": self.base,
         }
 
 
@@ -313,4 +333,5 @@ __all__ = [
     "TaskStopped",
     "failure_words",
     "final_status",
+    "parse_event_id",
 ]

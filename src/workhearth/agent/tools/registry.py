@@ -25,7 +25,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
-from workhearth.agent.audit import STARTED_SUMMARY, Decision, Outcome, summarize
+from workhearth.agent.audit import (
+    PEOPLE_SUMMARY,
+    STARTED_SUMMARY,
+    Decision,
+    Outcome,
+    summarize,
+)
 from workhearth.agent.tools.context import ToolContext, ToolResult, bound
 from workhearth.errors import HearthError
 from workhearth.models.streaming import ToolSpec
@@ -319,7 +325,8 @@ class ToolRegistry:
         summary = STARTED_SUMMARY
         if result is not None:
             outcome = "error" if result.is_error else "ok"
-            summary = summarize(result.content)
+            # Why: the result tells the model what to do next; the audit is read by people.
+            summary = PEOPLE_SUMMARY.get(decision) or summarize(result.content)
         try:
             ctx.audit.record(
                 session=ctx.session.id,

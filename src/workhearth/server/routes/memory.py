@@ -25,6 +25,7 @@ from workhearth.server.deps import (
     workspace_path,
     writer_dep,
 )
+from workhearth.server.errors import HttpError
 from workhearth.server.schemas import (
     LIST_LIMIT_MAX,
     SAVED_BEFORE,
@@ -132,7 +133,7 @@ def restore(entry_id: EntryId, wh: Writer) -> dict:
     except NotFoundError:
         raise MemoryNotFound() from None
     except UsageError as exc:
-        raise HTTPException(409, str(exc)) from None
+        raise HttpError(409, exc.message, code=exc.code, params=exc.params) from None
 
 
 @router.api_route(

@@ -48,9 +48,13 @@ def messages(
     session_id: SessionId,
     wh: Hearth,
     count: Annotated[int, Query(ge=COUNT_MIN, le=COUNT_MAX)] = COUNT_DEFAULT,
+    before: Annotated[
+        int | None,
+        Query(ge=0, le=10**9, description="Only messages before this one (0-based index)."),
+    ] = None,
 ) -> dict:
-    """The last ``count`` messages of a session."""
-    return wh.sessions.read_transcript(session_id, count).as_dict()
+    """The last ``count`` messages of a session (with ``before``: of its first ``before``)."""
+    return wh.sessions.read_transcript(session_id, count, before).as_dict()
 
 
 @router.get("/{session_id}/latest", response_model=LatestOut, responses=errors(404, 409))

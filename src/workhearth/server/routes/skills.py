@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
 
-from workhearth.api.skills import skill_detail
+from workhearth.api.skills import skill_detail, skill_summary
 from workhearth.app import Workhearth
 from workhearth.server.deps import hearth_dep
 from workhearth.server.schemas import (
@@ -26,7 +26,7 @@ Hearth = Annotated[Workhearth, Depends(hearth_dep)]
 @router.get("", response_model=list[SkillOut])
 def list_skills(wh: Hearth) -> list[dict]:
     """Every skill found, in precedence order; broken ones with their problems."""
-    return [s.as_dict() for s in wh.skills.list()]
+    return [skill_summary(s) for s in wh.skills.list()]
 
 
 @router.get("/{name}", response_model=SkillDetailOut, responses=errors(404))

@@ -7,14 +7,14 @@ A task is named by its session id. The app puts one :class:`TaskService` in
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Iterator
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Path, Request, Response
+from fastapi import APIRouter, Depends, Header, Path, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from workhearth.server.errors import HttpError
 from workhearth.server.schemas import ID_MAX, PATH_MAX, TaskStatus, errors
 from workhearth.server.tasks import Task, TaskConflict, TaskService, sse_stream
 
@@ -71,6 +71,10 @@ class TaskOut(BaseModel):
     status: TaskStatus
     reason: str | None = Field(None, description="Why a failed task failed, in words.")
     pending_approval: PendingOut | None
+    run: str | None = Field(None, description="The run this server holds events of (event ids).")
+    messages_before: int | None = Field(
+        None, description="Transcript messages before that run's events (none: no run here)."
+    )
 
 
 def tasks_dep(request: Request) -> TaskService:
@@ -86,7 +90,7 @@ def _http_errors() -> Iterator[None]:
     try:
         yield
     except TaskConflict as exc:
-        raise HTTPException(409, str(exc)) from None
+        raise HttpError(409, exc.message, code=exc.code, params=exc.params) from None
 
 
 def _started(task: Task) -> dict[str, Any]:
@@ -168,22 +172,24 @@ def approve(session_id: SessionId, call_id: CallId, body: ApprovalIn, tasks: Tas
 def events(
     session_id: SessionId,
     tasks: Tasks,
-    last_event_id: Annotated[str | None, Header(max_length=20)] = None,
+    last_event_id: Annotated[str | None, Header(max_length=40)] = None,
 ) -> StreamingResponse:
     """The task's events as SSE: a replay of those so far, then live ones, ending with ``done``.
 
-    Events: ``text`` {text}, ``tool_call`` {id, name, summary}, ``tool_result``
-    {id, ok, summary}, ``approval`` {call_id, tool, summary}, ``status`` {status},
-    ``done`` {reason, message?}. Each has an ``id``; a reconnect sending
-    ``Last-Event-ID`` gets only what came after it. A session with no task in this
-    server (e.g. after a restart) gets its status and ``done`` at once.
+    First ``run`` {run, messages_before, after, status} (no id): the run the events
+    belong to and how many transcript messages precede them. Then ``prompt`` {text},
+    ``text`` {text} (streamed as it comes), ``tool_call`` {id, name, summary},
+    ``tool_result`` {id, name, subject, ok, summary, changes?}, ``approval`` {call_id,
+    tool, summary}, ``approval_cancelled`` {call_id}, ``notice`` {message}, ``status``
+    {status, reason?}, ``done`` {reason, status, message?}. Each has an id
+    ``<run>-<seq>``; a reconnect sending that ``Last-Event-ID`` gets only what came after
+    it, and one naming another run (a restart, a new turn) gets this run from its start.
+    A session with no task in this server gets its status and ``done`` at once.
     """
     with _http_errors():
         task = tasks.subscribe(session_id)
-    # Why not isdigit(): it accepts digits int() refuses ("²").
-    after = int(last_event_id) if last_event_id and re.fullmatch(r"[0-9]+", last_event_id) else 0
     return StreamingResponse(
-        sse_stream(task, after, tasks.heartbeat, tasks.closing),
+        sse_stream(task, last_event_id, tasks.heartbeat, tasks.closing),
         media_type="text/event-stream",
         # Why: proxies (nginx) must pass each event on at once, not buffer the stream.
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},

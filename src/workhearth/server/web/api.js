@@ -1,9 +1,12 @@
 // Same-origin JSON calls. The HttpOnly session cookie authorizes them; the page never holds a token.
 
+/** An error answer: ``detail`` (English), ``code`` and ``params`` (worded by errors.js). */
 export class ApiError extends Error {
-  constructor(status, detail) {
+  constructor(status, detail, code = "", params = {}) {
     super(detail);
     this.status = status;
+    this.code = code;
+    this.params = params && typeof params === "object" ? params : {};
   }
 }
 
@@ -15,7 +18,7 @@ function detailOf(body, fallback) {
   return JSON.stringify(body.detail);
 }
 
-export async function api(path, { method = "GET", body, keepalive = false } = {}) {
+export async function api(path, { method = "GET", body, keepalive = false, onStatus } = {}) {
   const init = { method, credentials: "same-origin", headers: { Accept: "application/json" }, keepalive };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
@@ -25,8 +28,9 @@ export async function api(path, { method = "GET", body, keepalive = false } = {}
   try {
     res = await fetch(path, init);
   } catch (err) {
-    throw new ApiError(0, String(err.message || err));
+    throw new ApiError(0, String(err.message || err), "network");
   }
+  onStatus?.(res.status); // e.g. POST /v1/memory: 201 saved, 200 already saved
   if (res.status === 401) document.dispatchEvent(new CustomEvent("hearth:unauthorized"));
   const text = await res.text();
   let data = null;
@@ -37,7 +41,10 @@ export async function api(path, { method = "GET", body, keepalive = false } = {}
       data = null;
     }
   }
-  if (!res.ok) throw new ApiError(res.status, detailOf(data, `${res.status} ${res.statusText}`));
+  if (!res.ok) {
+    const code = data && typeof data.code === "string" ? data.code : "";
+    throw new ApiError(res.status, detailOf(data, `${res.status} ${res.statusText}`), code, data?.params);
+  }
   return data;
 }
 

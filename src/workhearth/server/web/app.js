@@ -1,6 +1,6 @@
 // The workbench shell: language, sidebar routing (#/view/arg), toasts, sign-in notice.
 import { api } from "./api.js";
-import { $ } from "./dom.js";
+import { $, clear, h } from "./dom.js";
 import { applyStatic, getLang, setLang, t } from "./i18n.js";
 import * as chat from "./chat.js";
 import * as memory from "./memory.js";
@@ -44,6 +44,62 @@ async function loadInfo() {
   }
 }
 
+// ------------------------------------------------------------ connection
+// What the page says about its link to the server, as it happens: lost (and
+// reconnecting), back, or signed out (with the way to sign in again).
+let banner = null;
+let connState = "ok";
+let probeTimer = null;
+
+function connection() {
+  banner = h("div", { id: "connection", class: "conn", role: "status", "aria-live": "assertive", hidden: true });
+  $("#main").prepend(banner);
+  const out = h("button", { type: "button", class: "btn btn-ghost btn-small btn-signout", "data-i18n": "signout", text: t("signout") });
+  out.addEventListener("click", async () => {
+    try {
+      await api("/logout", { method: "POST" });
+    } finally {
+      location.assign("/");
+    }
+  });
+  $(".topbar").append(out);
+}
+
+async function probe() {
+  clearTimeout(probeTimer);
+  try {
+    await api("/v1/info");
+    say("ok");
+  } catch (err) {
+    if (err.status === 401) say("signin");
+    else probeTimer = setTimeout(probe, 2000);
+  }
+}
+
+function say(state) {
+  if (!banner || state === connState) return;
+  const was = connState;
+  connState = state;
+  clear(banner);
+  banner.className = `conn conn-${state}`;
+  if (state === "lost") {
+    banner.append(h("span", { class: "spinner", "aria-hidden": "true" }), h("span", { text: t("conn.lost") }));
+    banner.hidden = false;
+    probe();
+  } else if (state === "signin") {
+    clearTimeout(probeTimer);
+    banner.append(h("span", { text: t("conn.signin") }), " ", h("a", { class: "btn btn-small btn-primary", href: "/", text: t("signin.again") }));
+    banner.hidden = false;
+  } else {
+    clearTimeout(probeTimer);
+    banner.append(h("span", { text: t("conn.back") }));
+    banner.hidden = was === "ok";
+    setTimeout(() => {
+      if (connState === "ok") banner.hidden = true;
+    }, 3000);
+  }
+}
+
 function init() {
   const select = $("#lang-select");
   select.value = getLang();
@@ -53,9 +109,9 @@ function init() {
     applyStatic(document);
     route();
   });
-  document.addEventListener("hearth:unauthorized", () => {
-    $("#signed-out").hidden = false;
-  });
+  connection();
+  document.addEventListener("hearth:unauthorized", () => say("signin"));
+  document.addEventListener("hearth:connection", (ev) => say(ev.detail));
   window.addEventListener("hashchange", route);
   // Why: focus the view after a sidebar click so keyboard users land in its content.
   for (const link of document.querySelectorAll(".nav a")) {

@@ -1,4 +1,8 @@
 // English and Chinese strings. The browser's language by default; the header switch is remembered.
+// Each area keeps its own strings beside this file (strings-*.js: { en: {...}, zh: {...} }).
+import ERRORS from "./strings-errors.js";
+import LIVE from "./strings-live.js";
+import VIEWS from "./strings-views.js";
 
 const STRINGS = {
   en: {
@@ -10,8 +14,6 @@ const STRINGS = {
     "nav.skills": "Skills",
     "nav.trash": "Trash & audit",
     "lang.label": "Language",
-    "auth.title": "Not signed in",
-    "auth.body": "Open the login link that `hearth serve` printed in your terminal.",
     loading: "Loading…",
     "error.prefix": "Error: {detail}",
     "action.save": "Save",
@@ -43,7 +45,7 @@ const STRINGS = {
     "approval.title": "Approval needed",
     "approval.ask": "The agent wants to use {tool}",
     "approval.allow": "Allow once",
-    "approval.always": "Always allow",
+    "approval.always": "Always allow (this task)",
     "approval.deny": "Deny",
     "approval.allowed": "Allowed",
     "approval.denied": "Denied",
@@ -120,7 +122,7 @@ const STRINGS = {
     "trust.yes": "Trust this folder and load them",
     "trust.done": "Trusted. They load from now on, until they change.",
     "trash.title": "Trash",
-    "trash.hint": "Files the agent deleted or replaced are kept here until the trash is emptied.",
+    "trash.hint": "Files the agent deleted are kept here until the trash is emptied. A file it overwrote or edited is not here: open the task and use “Restore previous version”.",
     "trash.empty": "The trash is empty.",
     "trash.file": "File",
     "trash.deleted": "Deleted",
@@ -150,8 +152,6 @@ const STRINGS = {
     "nav.skills": "技能",
     "nav.trash": "回收站与审计",
     "lang.label": "语言",
-    "auth.title": "尚未登录",
-    "auth.body": "请打开 `hearth serve` 在终端里打印的登录链接。",
     loading: "加载中…",
     "error.prefix": "出错：{detail}",
     "action.save": "保存",
@@ -183,7 +183,7 @@ const STRINGS = {
     "approval.title": "需要确认",
     "approval.ask": "智能体想要使用 {tool}",
     "approval.allow": "允许一次",
-    "approval.always": "始终允许",
+    "approval.always": "本任务内总是允许",
     "approval.deny": "拒绝",
     "approval.allowed": "已允许",
     "approval.denied": "已拒绝",
@@ -260,7 +260,7 @@ const STRINGS = {
     "trust.yes": "信任这个文件夹并加载",
     "trust.done": "已信任。从现在起加载它们，直到它们改变为止。",
     "trash.title": "回收站",
-    "trash.hint": "智能体删除或替换的文件会保留在这里，直到清空回收站。",
+    "trash.hint": "智能体删除的文件会保留在这里，直到清空回收站。被它覆盖或编辑过的文件不在这里：打开那个任务，点“恢复上一版本”。",
     "trash.empty": "回收站是空的。",
     "trash.file": "文件",
     "trash.deleted": "删除时间",
@@ -282,6 +282,7 @@ const STRINGS = {
     "audit.summary": "摘要",
   },
 };
+for (const extra of [ERRORS, LIVE, VIEWS]) for (const lang of ["en", "zh"]) Object.assign(STRINGS[lang], extra[lang]);
 
 const KEY = "hearth.lang";
 

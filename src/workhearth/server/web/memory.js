@@ -1,14 +1,17 @@
 // Memory panel: list (newest first, paged), search, add, edit, delete with a real undo, copy prompt.
 import { api, q } from "./api.js";
 import { $, clear, h } from "./dom.js";
+import { counted, errorText } from "./errors.js";
 import { t } from "./i18n.js";
 import { ago, errorToast, toast } from "./ui.js";
 
 const PAGE = 20;
 // Why: the undo toast must be gone before the delete is sent, so an Undo click can
-// never race the request; the gap is the time a click takes to land.
+// never race the request; the gap is the time a click takes to land. The toast stays
+// while it is hovered or focused, and the delete waits for it.
 export const UNDO_MS = 5000;
 export const TOAST_MS = 4000;
+const UNDO_KEEP = 20;
 const REFRESH_MS = 20000;
 
 const state = {
@@ -18,11 +21,19 @@ const state = {
   query: "",
   hits: null,
   editing: null,
+  editText: null,
+  draft: null,
   loaded: false,
   error: "",
 };
 // id -> {timer, toast}: rows deleted in the page whose DELETE has not been sent yet.
 const pending = new Map();
+// Ids deleted in this page, oldest first: Ctrl+Z takes back the newest, pending or sent
+// (a sent delete comes back through POST /v1/memory/{id}/restore).
+const undoable = [];
+// Why: Ctrl+Z inside a text field is the field's own undo, unless the delete was the
+// last thing done (focus lands in the search box after a delete).
+let deleteWasLast = false;
 let refreshTimer = null;
 let searchTimer = null;
 
@@ -40,7 +51,11 @@ function commit(id, { keepalive = false } = {}) {
   api(`/v1/memory/${q(id)}`, { method: "DELETE", keepalive })
     .then(forget)
     .catch((err) => {
-      if (err.status === 404) return forget();
+      if (err.status === 404) {
+        forgetUndo(id);
+        return forget();
+      }
+      forgetUndo(id);
       errorToast(err);
       render();
     });
@@ -53,23 +68,71 @@ export function commitAll() {
 
 function remove(id) {
   if (pending.has(id)) return;
-  const timer = setTimeout(() => commit(id), UNDO_MS);
-  const shown = toast(t("memory.deleted"), {
+  const item = { timer: null, toast: null };
+  item.toast = toast(t("memory.deleted"), {
     action: { label: t("memory.undo"), fn: () => undo(id) },
     duration: TOAST_MS,
+    onExpire: () => {
+      item.timer = setTimeout(() => commit(id), UNDO_MS - TOAST_MS);
+    },
   });
-  pending.set(id, { timer, toast: shown });
+  pending.set(id, item);
+  forgetUndo(id);
+  undoable.push(id);
+  if (undoable.length > UNDO_KEEP) undoable.shift();
   render();
   focusToolbar();
+  deleteWasLast = true;
+}
+
+function forgetUndo(id) {
+  const i = undoable.indexOf(id);
+  if (i >= 0) undoable.splice(i, 1);
 }
 
 function undo(id) {
   const item = pending.get(id);
   if (!item) return;
   clearTimeout(item.timer);
+  item.toast.dismiss();
   pending.delete(id);
+  forgetUndo(id);
   render();
   focusToolbar();
+}
+
+/** Ctrl+Z: the newest delete comes back, whether its DELETE was sent or not. */
+async function undoLast() {
+  const id = undoable.pop();
+  if (!id) return;
+  if (pending.has(id)) undo(id);
+  else {
+    try {
+      const entry = await api(`/v1/memory/${q(id)}/restore`, { method: "POST" });
+      state.entries = [entry, ...state.entries.filter((e) => e.id !== entry.id)];
+      render();
+      focusToolbar();
+    } catch (err) {
+      errorToast(err);
+      return;
+    }
+  }
+  toast(t("memory.undone"));
+  deleteWasLast = undoable.length > 0;
+}
+
+function typing(el) {
+  if (!el || el === document.body) return false;
+  if (el.isContentEditable || el.tagName === "TEXTAREA" || el.tagName === "SELECT") return true;
+  return el.tagName === "INPUT" && !["checkbox", "radio", "button", "submit", "reset"].includes(el.type);
+}
+
+function onKey(ev) {
+  if (!(ev.ctrlKey || ev.metaKey) || ev.shiftKey || ev.altKey || ev.key.toLowerCase() !== "z") return;
+  if (!state.section || state.section.hidden || !undoable.length) return;
+  if (typing(ev.target) && !deleteWasLast) return;
+  ev.preventDefault();
+  undoLast();
 }
 
 function focusToolbar() {
@@ -85,7 +148,7 @@ async function loadFirstPage() {
     state.nextCursor = data.next_cursor || null;
     state.error = "";
   } catch (err) {
-    state.error = err.message;
+    state.error = errorText(err);
   }
   state.loaded = true;
 }
@@ -164,6 +227,7 @@ async function saveEdit(entry, area, errorBox) {
   try {
     const updated = await api(`/v1/memory/${q(entry.id)}`, { method: "PATCH", body: { content: area.value } });
     state.editing = null;
+    state.editText = null;
     for (const list of [state.entries, state.hits || []]) {
       const i = list.findIndex((e) => e.id === entry.id);
       if (i >= 0) list[i] = { ...list[i], ...updated };
@@ -173,7 +237,7 @@ async function saveEdit(entry, area, errorBox) {
     const row = state.section.querySelector(`[data-id="${CSS.escape(entry.id)}"] .btn-edit`);
     if (row) row.focus();
   } catch (err) {
-    errorBox.textContent = err.message;
+    errorBox.textContent = errorText(err);
   }
 }
 
@@ -186,16 +250,19 @@ async function addEntry(form) {
   const body = { content, level: form.elements.level.value, tags, redact: form.elements.redact.checked };
   const errorBox = $(".form-error", form);
   errorBox.textContent = "";
+  let status = 0;
   try {
-    const entry = await api("/v1/memory", { method: "POST", body });
+    // Why the status: the same sentence saved again is a 200 with the entry that exists.
+    const entry = await api("/v1/memory", { method: "POST", body, onStatus: (code) => (status = code) });
     state.entries = [entry, ...state.entries.filter((e) => e.id !== entry.id)];
+    state.draft = null;
     form.reset();
     form.hidden = true;
     render();
-    toast(t("memory.saved"));
+    toast(t(status === 200 ? "memory.alreadySaved" : "memory.saved"));
     focusToolbar();
   } catch (err) {
-    errorBox.textContent = err.message;
+    errorBox.textContent = errorText(err);
   }
 }
 
@@ -215,9 +282,12 @@ function row(entry) {
   if (editing) {
     const errorBox = h("p", { class: "form-error", role: "alert" });
     const area = h("textarea", { class: "input", rows: 4, "aria-label": t("memory.editLabel") });
-    area.value = entry.content;
+    // Why editText: a language switch redraws the view; what is being typed stays.
+    area.value = state.editText ?? entry.content;
+    area.addEventListener("input", () => (state.editText = area.value));
     const cancel = () => {
       state.editing = null;
+      state.editText = null;
       render();
       const again = state.section.querySelector(`[data-id="${CSS.escape(entry.id)}"] .btn-edit`);
       if (again) again.focus();
@@ -263,6 +333,7 @@ function row(entry) {
             on: {
               click: () => {
                 state.editing = entry.id;
+                state.editText = null;
                 render();
               },
             },
@@ -295,7 +366,7 @@ function render() {
   for (const entry of items) list.appendChild(row(entry));
   const summary = $("#memory-summary", state.section);
   if (state.error) summary.textContent = t("error.prefix", { detail: state.error });
-  else if (searching) summary.textContent = items.length ? t("memory.results", { n: items.length }) : t("memory.noResults");
+  else if (searching) summary.textContent = items.length ? counted("memory.results", items.length) : t("memory.noResults");
   else if (state.loaded && !items.length) summary.textContent = t("memory.empty");
   else summary.textContent = "";
   $("#memory-more", state.section).hidden = searching || !state.nextCursor;
@@ -357,8 +428,23 @@ function build(section) {
   );
   const closeForm = () => {
     form.hidden = true;
+    state.draft = null;
     $("#memory-add", section).focus();
   };
+  // Why: a language switch rebuilds the view; an open form keeps what was typed in it.
+  const keepDraft = () => {
+    const el = form.elements;
+    state.draft = { content: el.content.value, level: el.level.value, tags: el.tags.value, redact: el.redact.checked };
+  };
+  form.addEventListener("input", keepDraft);
+  form.addEventListener("change", keepDraft);
+  if (state.draft) {
+    form.hidden = false;
+    form.elements.content.value = state.draft.content;
+    form.elements.level.value = state.draft.level;
+    form.elements.tags.value = state.draft.tags;
+    form.elements.redact.checked = state.draft.redact;
+  }
   form.addEventListener("submit", (ev) => {
     ev.preventDefault();
     addEntry(form);
@@ -381,6 +467,7 @@ function build(section) {
         on: {
           click: () => {
             form.hidden = false;
+            keepDraft();
             form.elements.content.focus();
           },
         },
@@ -396,7 +483,6 @@ function build(section) {
 
 export function show(section) {
   state.section = section;
-  state.editing = null;
   build(section);
   render();
   refresh();
@@ -413,6 +499,8 @@ export function hide() {
 
 // Why: closing the tab or navigating away during the undo window still deletes.
 window.addEventListener("pagehide", commitAll);
+document.addEventListener("keydown", onKey);
+document.addEventListener("input", () => (deleteWasLast = false), true);
 document.addEventListener("visibilitychange", () => {
   if (document.visibilityState === "hidden") commitAll();
   else if (refreshTimer) refresh();

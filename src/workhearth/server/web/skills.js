@@ -2,6 +2,7 @@
 // a preview of the rendered prompt, and a button that starts the task.
 import { api, listOf, q } from "./api.js";
 import { clear, h } from "./dom.js";
+import { errorText, wordOr } from "./errors.js";
 import { getLang, t } from "./i18n.js";
 import { remember } from "./chat.js";
 import { trustBanner } from "./trust.js";
@@ -49,7 +50,7 @@ function filePicker(input) {
 }
 
 function field(variable) {
-  const label = h("span", { text: variable.name }, variable.required ? h("span", { class: "req", "aria-hidden": "true", text: " *" }) : null);
+  const label = h("span", { text: local(variable.label) || variable.name }, variable.required ? h("span", { class: "req", "aria-hidden": "true", text: " *" }) : null);
   const hint = local(variable.description);
   let input;
   if (variable.type === "choice") {
@@ -110,7 +111,7 @@ function openExample(panel, skill, example) {
       preview.hidden = false;
       return data.prompt;
     } catch (err) {
-      errorBox.textContent = err.message;
+      errorBox.textContent = errorText(err, (name) => local(example.variables?.find((v) => v.name === name)?.label));
       return null;
     }
   };
@@ -136,7 +137,7 @@ function openExample(panel, skill, example) {
       remember(prompt);
       location.hash = `#/chat/${encodeURIComponent(started.session_id)}`;
     } catch (err) {
-      errorBox.textContent = err.message;
+      errorBox.textContent = errorText(err, (name) => local(example.variables?.find((v) => v.name === name)?.label));
     }
   });
   panel.append(form);
@@ -149,8 +150,8 @@ function card(skill, panel) {
   return h(
     "li",
     { class: "card skill-card", "data-skill": skill.name },
-    h("div", { class: "panel-head" }, h("h3", { text: skill.name }), h("span", { class: "muted small", text: skill.source || "" })),
-    h("p", { class: "skill-desc", text: skill.description || "" }),
+    h("div", { class: "panel-head" }, h("h3", { text: skill.name }), h("span", { class: "muted small", text: wordOr(`skills.source.${skill.source}`, skill.source || "") })),
+    h("p", { class: "skill-desc", text: local(skill.descriptions) || skill.description || "" }),
     skill.status === "broken" ? h("p", { class: "form-error", text: (skill.problems || []).join("; ") }) : null,
     examples.length
       ? h(

@@ -1,14 +1,13 @@
 // Tasks: the list with status and last activity; one task's transcript, files, live stream.
 import { api, listOf, q } from "./api.js";
 import { $, clear, h } from "./dom.js";
+import { counted, errorText, outcomeText } from "./errors.js";
 import { t } from "./i18n.js";
-import { attach, renderMessages } from "./stream.js";
+import { attach } from "./stream.js";
 import { renderAudit } from "./trash.js";
 import { ago, errorToast, statusBadge, toast, when } from "./ui.js";
 
 const LIST_REFRESH_MS = 5000;
-const COUNT_STEP = 10;
-const COUNT_MAX = 30;
 
 let section = null;
 let stream = null;
@@ -30,9 +29,12 @@ async function renderList() {
   try {
     sessions = listOf(await api("/v1/sessions?limit=30"), "sessions");
   } catch (err) {
-    $("#tasks-summary", section).textContent = t("error.prefix", { detail: err.message });
+    // Why: the view may have been left (and emptied) while the list loaded.
+    if (!table.isConnected) return;
+    $("#tasks-summary", section).textContent = t("error.prefix", { detail: errorText(err) });
     return;
   }
+  if (!table.isConnected) return; // Why: the view changed while the list was loading.
   clear(table);
   $("#tasks-summary", section).textContent = sessions.length ? "" : t("tasks.empty");
   for (const s of sessions) {
@@ -83,7 +85,7 @@ function showList() {
 
 // ------------------------------------------------------------------ one task
 function changeLabel(change) {
-  if (change.entries != null) return t("tasks.changeFolder", { kind: t(`tasks.change.${change.kind}`), n: change.entries });
+  if (change.entries != null) return counted("tasks.changeFolder", change.entries, { kind: t(`tasks.change.${change.kind}`) });
   return t(`tasks.change.${change.kind}`);
 }
 
@@ -145,50 +147,25 @@ async function renderFiles(box, id) {
     );
   }
   box.append(list);
-  if (files.omitted) box.append(h("p", { class: "muted small", text: t("tasks.filesOmitted", { n: files.omitted }) }));
+  if (files.omitted) box.append(h("p", { class: "muted small", text: counted("tasks.filesOmitted", files.omitted) }));
   if (files.untracked) box.append(h("p", { class: "muted small", text: t("tasks.filesUntracked") }));
 }
 
 async function showTask(id) {
   clear(section);
-  let count = COUNT_STEP;
   const status = h("span", { class: "task-status" });
   const controls = h("div", { class: "actions" });
-  const transcript = h("div", { class: "transcript", "aria-label": t("tasks.transcript") });
-  const live = h("div", { class: "transcript live", "aria-live": "polite" });
-  const more = h("button", { type: "button", class: "btn btn-small", text: t("tasks.earlier"), hidden: true });
-  const pageNote = h("p", { class: "muted small" });
+  const thread = h("div", { class: "thread", "aria-label": t("tasks.transcript") });
   const files = h("div", { class: "files-box" });
   const audit = h("div", { class: "audit-box", hidden: true });
   const title = h("h2", { class: "task-title", text: id });
   section.append(
     h("a", { href: "#/tasks", class: "back", text: `← ${t("tasks.all")}` }),
     h("div", { class: "task-head" }, h("div", {}, title, h("div", { class: "muted small mono", text: id })), status, controls),
-    more,
-    pageNote,
-    transcript,
-    live,
+    thread,
     files,
     audit,
   );
-
-  const loadTranscript = async () => {
-    try {
-      const data = await api(`/v1/sessions/${q(id)}/messages?count=${count}`);
-      clear(transcript);
-      renderMessages(transcript, data.messages || []);
-      const hidden = (data.total || 0) - (data.returned || 0);
-      more.hidden = hidden <= 0 || count >= COUNT_MAX;
-      pageNote.textContent = hidden > 0 ? t("tasks.shown", { shown: data.returned, total: data.total }) : "";
-      renderFiles(files, id);
-    } catch (err) {
-      transcript.append(h("p", { class: "form-error", text: t("error.prefix", { detail: err.message }) }));
-    }
-  };
-  more.addEventListener("click", () => {
-    count = Math.min(COUNT_MAX, count + COUNT_STEP);
-    loadTranscript();
-  });
 
   const setStatus = (value, reason) => {
     clear(status).append(statusBadge(value));
@@ -211,7 +188,6 @@ async function showTask(id) {
           },
         }),
       );
-      if (!stream) follow();
     } else if (value === "stopped" || value === "failed") {
       controls.append(
         h("button", {
@@ -223,6 +199,7 @@ async function showTask(id) {
               try {
                 await api(`/v1/tasks/${q(id)}/resume`, { method: "POST" });
                 setStatus("running");
+                follow();
               } catch (err) {
                 errorToast(err);
               }
@@ -248,36 +225,30 @@ async function showTask(id) {
     );
   };
 
+  // Why always the event stream: its first event says which run the server holds and
+  // where the transcript ends before it; a finished session's stream is its status
+  // and end at once, so one path shows every task, live or not, the same way.
   const follow = () => {
-    stream = attach(id, live, {
-      onStatus: (value) => setStatus(value),
-      onDone: async () => {
+    stream?.close();
+    stream = attach(id, thread, {
+      onStatus: (value, reason) => setStatus(value, reason),
+      onDone: (_reason, end) => {
         stream = null;
-        await loadTranscript();
-        clear(live);
-        refreshStatus();
+        setStatus(end?.status || "done", outcomeText(end));
+        renderFiles(files, id);
       },
     });
   };
 
-  const refreshStatus = async () => {
-    try {
-      const task = await api(`/v1/tasks/${q(id)}`);
-      setStatus(task.status, task.reason);
-    } catch {
-      setStatus("done");
-    }
-  };
-
+  setStatus("running");
+  follow();
   try {
     const sessions = listOf(await api("/v1/sessions?limit=30"), "sessions");
     const info = sessions.find((s) => s.session_id === id);
     if (info?.title) title.textContent = info.title;
   } catch {
-    // Why: the title is a nicety; the transcript below reports real errors.
+    // Why: the title is a nicety; the thread reports real errors.
   }
-  await loadTranscript();
-  await refreshStatus();
 }
 
 export function show(el, arg) {
@@ -291,6 +262,7 @@ export function show(el, arg) {
 export function hide() {
   openId = null;
   stop();
+  if (section) clear(section); // one thread in the page at a time
 }
 
 export function current() {

@@ -1,6 +1,7 @@
 // Trash (restore a deleted file) and the audit trail of a task.
 import { api, listOf, q } from "./api.js";
 import { clear, h } from "./dom.js";
+import { auditWords, errorText } from "./errors.js";
 import { t } from "./i18n.js";
 import { errorToast, toast, when } from "./ui.js";
 
@@ -17,7 +18,7 @@ async function renderTrash(box) {
   try {
     items = listOf(await api("/v1/trash"), "items", "trash");
   } catch (err) {
-    box.append(h("p", { class: "form-error", text: t("error.prefix", { detail: err.message }) }));
+    box.append(h("p", { class: "form-error", text: t("error.prefix", { detail: errorText(err) }) }));
     return;
   }
   if (!items.length) {
@@ -30,13 +31,13 @@ async function renderTrash(box) {
       h(
         "tr",
         { "data-id": item.id },
-        h("td", {}, h("code", { text: item.original })),
+        h("td", { class: "cell-main" }, h("code", { text: item.original })),
         h("td", { class: "muted", text: when(item.deleted_at) }),
         h("td", { class: "muted", text: item.reason || "" }),
         h("td", { class: "muted num", text: size(item.size) }),
         h(
           "td",
-          {},
+          { class: "cell-action" },
           h("button", {
             type: "button",
             class: "btn btn-small btn-restore",
@@ -60,23 +61,48 @@ async function renderTrash(box) {
   }
   box.append(
     h(
-      "table",
-      { class: "table" },
-      h("thead", {}, h("tr", {}, ["trash.file", "trash.deleted", "trash.reason", "trash.size", "trash.action"].map((k) => h("th", { scope: "col", text: t(k) })))),
-      body,
+      "div",
+      { class: "table-wrap" },
+      h(
+        "table",
+        { class: "table" },
+        h("thead", {}, h("tr", {}, ["trash.file", "trash.deleted", "trash.reason", "trash.size", "trash.action"].map((k) => h("th", { scope: "col", text: t(k) })))),
+        body,
+      ),
     ),
   );
 }
 
-/** A task's audit records: what each tool call was, who allowed it, how it ended. */
+/** Task titles by session id, for the all-tasks audit (the newest tasks; others show their id). */
+async function taskTitles() {
+  try {
+    const sessions = listOf(await api("/v1/sessions?limit=100"), "sessions");
+    return new Map(sessions.map((s) => [s.session_id, s.title]));
+  } catch {
+    return new Map(); // Why: the column falls back to the session id.
+  }
+}
+
+function taskCell(sessionId, titles) {
+  if (!sessionId) return h("td", { class: "muted cell-task", text: "—" });
+  // Why the tail: ids start with the date and time; the random part tells tasks apart.
+  const title = titles.get(sessionId);
+  const label = title || `…${sessionId.slice(-8)}`;
+  return h("td", { class: "cell-task" }, h("a", { class: "task-link", href: `#/tasks/${q(sessionId)}`, title: title ? `${title}\n${sessionId}` : sessionId, text: label }));
+}
+
+/** A task's audit records: what each tool call was, who allowed it, how it ended.
+ * Without ``sessionId`` (every task's records) a Task column links each row to its task. */
 export async function renderAudit(box, sessionId) {
   clear(box);
   let records;
+  let titles = null;
   try {
     const query = sessionId ? `session=${q(sessionId)}&limit=200` : "limit=200";
     records = listOf(await api(`/v1/audit?${query}`), "records", "audit", "entries");
+    titles = sessionId ? null : await taskTitles();
   } catch (err) {
-    box.append(h("p", { class: "form-error", text: t("error.prefix", { detail: err.message }) }));
+    box.append(h("p", { class: "form-error", text: t("error.prefix", { detail: errorText(err) }) }));
     return;
   }
   box.append(h("h3", { text: t("audit.title") }));
@@ -86,24 +112,26 @@ export async function renderAudit(box, sessionId) {
   }
   const body = h("tbody");
   for (const r of records) {
+    const words = auditWords(r);
     body.appendChild(
       h(
         "tr",
         {},
         h("td", { class: "muted nowrap", text: when(r.time) }),
-        h("td", {}, h("code", { text: r.tool })),
-        h("td", {}, h("span", { class: `badge badge-decision-${String(r.decision).startsWith("denied") ? "deny" : "allow"}`, text: r.decision })),
-        h("td", { class: r.outcome === "ok" ? "muted" : "text-error", text: r.outcome }),
-        h("td", { class: "wrap", text: r.summary || JSON.stringify(r.arguments || {}) }),
+        titles ? taskCell(r.session, titles) : null,
+        h("td", { class: "cell-tool" }, h("code", { text: r.tool })),
+        h("td", { class: "cell-decision" }, h("span", { class: `badge badge-decision-${String(r.decision).startsWith("denied") ? "deny" : "allow"}`, text: words.decision, "data-decision": r.decision })),
+        h("td", { class: `cell-outcome ${r.outcome === "ok" ? "muted" : "text-error"}`, text: words.outcome, "data-outcome": r.outcome }),
+        h("td", { class: "wrap cell-summary", text: words.summary || r.summary || JSON.stringify(r.arguments || {}) }),
       ),
     );
   }
+  const columns = ["audit.time", titles ? "audit.task" : null, "audit.tool", "audit.decision", "audit.outcome", "audit.summary"].filter(Boolean);
   box.append(
     h(
-      "table",
-      { class: "table audit" },
-      h("thead", {}, h("tr", {}, ["audit.time", "audit.tool", "audit.decision", "audit.outcome", "audit.summary"].map((k) => h("th", { scope: "col", text: t(k) })))),
-      body,
+      "div",
+      { class: "table-wrap" },
+      h("table", { class: "table audit" }, h("thead", {}, h("tr", {}, columns.map((k) => h("th", { scope: "col", text: t(k) })))), body),
     ),
   );
 }
@@ -132,5 +160,6 @@ export function show(section, arg) {
     auditBox,
   );
   renderTrash(trashBox);
-  if (arg) renderAudit(auditBox, arg);
+  // Why without an id too: the newest records of every task, each linked to its task.
+  renderAudit(auditBox, input.value.trim());
 }

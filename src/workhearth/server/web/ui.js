@@ -1,18 +1,51 @@
 // Shared bits of the page: server info, toasts, small formatters.
 import { $, h } from "./dom.js";
+import { errorText } from "./errors.js";
 import { getLang, t } from "./i18n.js";
 
 export const info = { workspace: "", version: "", home: "" };
 
-/** A short message at the bottom; ``action`` adds one button (e.g. Undo). */
-export function toast(message, { action, duration = 4000, kind = "" } = {}) {
+// Why a cap: stacked toasts must never cover more than a corner of the list; the oldest
+// one that nobody is holding goes first (as if its time had run out).
+export const MAX_TOASTS = 3;
+const expirers = new WeakMap();
+
+/** A short message in the corner; ``action`` adds one button (e.g. Undo).
+ * It stays while the pointer is over it or focus is inside it, and its time starts again
+ * when both leave. ``onExpire`` runs when it goes by itself (time out, or pushed out by
+ * newer ones), not when its action is used or ``dismiss()`` is called. */
+export function toast(message, { action, duration = 4000, kind = "", onExpire } = {}) {
   const box = $("#toasts");
   const el = h("div", { class: `toast ${kind}` }, h("span", { text: message }));
   let timer = null;
-  const dismiss = () => {
+  let hovered = false;
+  const held = () => hovered || el.contains(document.activeElement);
+  const close = (expired) => {
     clearTimeout(timer);
+    if (!el.isConnected) return;
     el.remove();
+    if (expired) onExpire?.();
   };
+  const dismiss = () => close(false);
+  const expire = () => close(true);
+  const restart = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      if (!held()) expire();
+    }, duration);
+  };
+  el.addEventListener("mouseenter", () => {
+    hovered = true;
+    clearTimeout(timer);
+  });
+  el.addEventListener("mouseleave", () => {
+    hovered = false;
+    if (!held()) restart();
+  });
+  el.addEventListener("focusin", () => clearTimeout(timer));
+  el.addEventListener("focusout", (ev) => {
+    if (!el.contains(ev.relatedTarget) && !hovered) restart();
+  });
   if (action) {
     el.appendChild(
       h("button", {
@@ -28,15 +61,18 @@ export function toast(message, { action, duration = 4000, kind = "" } = {}) {
       }),
     );
   }
+  expirers.set(el, expire);
   box.appendChild(el);
-  timer = setTimeout(dismiss, duration);
+  for (const old of [...box.children].slice(0, -MAX_TOASTS)) {
+    if (!old.matches(":hover") && !old.contains(document.activeElement)) expirers.get(old)?.();
+  }
+  restart();
   return { dismiss, el };
 }
 
 export function errorToast(err) {
-  return toast(t("error.prefix", { detail: err.message || String(err) }), { kind: "toast-error", duration: 7000 });
+  return toast(t("error.prefix", { detail: errorText(err) }), { kind: "toast-error", duration: 7000 });
 }
-
 
 /** "3 minutes ago" in the page's language, from a Unix time in seconds. */
 export function ago(seconds) {
