@@ -53,9 +53,7 @@ def test_the_bank_face_goes_to_the_server_and_the_rest_stays_local(
             memory.delete(saved.id)
         memory.delete(pending.id)  # the local one, by its id
         assert memory.list(layer="project")[0] == []
-        with pytest.raises(
-            BankRefused, match=r"refused it \(422\): level: must be one of"
-        ) as info:
+        with pytest.raises(BankRefused, match=r"refused it \(422\): level: must be one of") as info:
             memory.bank.save({"content": "x", "level": "nope"}, "k1")
         assert info.value.dead
     finally:
