@@ -129,13 +129,24 @@ def bench(tmp_path: Path) -> Iterator[Workbench]:
 
 @pytest.fixture
 def open_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
-    """``open_page(bench, locale=…)`` -> a logged-in page; a screenshot is saved at the end."""
+    """``open_page(bench, locale=…, viewport=…, color_scheme=…)`` -> a logged-in page; a
+    screenshot is saved at the end, and a script error in the page fails the test."""
     contexts: list[Any] = []
     pages: list[Any] = []
     errors: list[str] = []
 
-    def make(served: Workbench, locale: str = "en-US", login: bool = True) -> Any:
-        context = browser.new_context(viewport={"width": 1280, "height": 860}, locale=locale)
+    def make(
+        served: Workbench,
+        locale: str = "en-US",
+        login: bool = True,
+        viewport: dict[str, int] | None = None,
+        color_scheme: str = "light",
+    ) -> Any:
+        context = browser.new_context(
+            viewport=viewport or {"width": 1280, "height": 860},
+            locale=locale,
+            color_scheme=color_scheme,
+        )
         context.grant_permissions(["clipboard-read", "clipboard-write"], origin=served.base)
         contexts.append(context)
         page = context.new_page()

@@ -27,6 +27,7 @@ from tests.server.test_browser import (  # noqa: F401 (fixtures)
     CHROMIUM,
     Workbench,
     browser,
+    open_page,
     row,
     start_serve,
     stop_serve,
@@ -126,38 +127,6 @@ def plain(tmp_path: Path) -> Iterator[Workbench]:
     stop_serve(bench)
 
 
-@pytest.fixture
-def open_page(browser: Any, request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
-    """``open_page(bench, viewport=…, color_scheme=…)`` -> a logged-in page (screenshot kept)."""
-    contexts: list[Any] = []
-    pages: list[Any] = []
-    errors: list[str] = []
-
-    def make(
-        bench: Workbench,
-        viewport: dict[str, int] = PHONE,
-        color_scheme: str = "light",
-        locale: str = "en-US",
-    ) -> Any:
-        context = browser.new_context(viewport=viewport, color_scheme=color_scheme, locale=locale)
-        contexts.append(context)
-        page = context.new_page()
-        page.on("pageerror", lambda exc: errors.append(str(exc)))
-        page.goto(bench.login_url)
-        page.wait_for_url(f"{bench.base}/")
-        pages.append(page)
-        return page
-
-    yield make
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    for i, page in enumerate(p for p in pages if not p.is_closed()):
-        suffix = f"-{i}" if i else ""
-        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}{suffix}.png"), full_page=True)
-    for context in contexts:
-        context.close()
-    assert not errors, f"script errors in the page: {errors}"
-
-
 def assert_no_sideways_scroll(page: Any, where: str) -> None:
     seen = page.evaluate(OVERFLOW_JS)
     assert seen["scrollWidth"] <= seen["innerWidth"], f"{where}: the page scrolls sideways: {seen}"
@@ -170,7 +139,7 @@ def test_every_view_fits_a_phone_and_tables_scroll_inside_their_wrapper(
 ) -> None:
     expect = sync_api.expect
     bench, sid = stocked
-    page = open_page(bench)
+    page = open_page(bench, viewport=PHONE)
 
     page.goto(f"{bench.base}/#/tasks")
     expect(page.locator(f'#tasks-table tr[data-id="{sid}"]')).to_contain_text("Tidy the notes")

@@ -9,11 +9,11 @@ import os
 import signal
 import stat
 import subprocess
-import time
 from pathlib import Path
 
-from tests.e2e.conftest import HEARTH_CMD, make_hearth
+from tests.e2e.conftest import HEARTH_CMD
 from tests.server.conftest import BASE, Served
+from tests.server.test_browser import start_serve, stop_serve
 from tests.server.test_security import as_browser, login
 from workhearth.server.security import COOKIE, SESSIONS_FILE, Auth
 
@@ -140,32 +140,23 @@ def test_a_fresh_login_url_needs_the_bearer_token(served: Served) -> None:
 
 
 def test_login_url_after_the_server_was_killed_says_none_runs(tmp_path: Path) -> None:
-    hearth = make_hearth(tmp_path)
-    proc = subprocess.Popen(
-        [*HEARTH_CMD, "serve", "--port", "0", "--no-open"],
-        cwd=hearth.workspace,
-        env=hearth.env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
+    bench = start_serve(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HEARTH_")}
+    env["HEARTH_HOME"] = str(bench.home)
+
+    def login_url() -> subprocess.CompletedProcess[str]:
+        command = [*HEARTH_CMD, "serve", "--login-url"]
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+
     try:
-        assert proc.stdout is not None
-        deadline = time.monotonic() + 60
-        while not (hearth.home / "server.json").exists():
-            assert time.monotonic() < deadline and proc.poll() is None
-            time.sleep(0.1)
-        alive = hearth.run("serve", "--login-url")
-        assert alive.code == 0, alive.err
-        (url,) = alive.out.split()
-        assert "/login?token=" in url
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=20)
+        alive = login_url()
+        assert alive.returncode == 0, alive.stderr
+        assert "/login?token=" in alive.stdout
+        bench.proc.send_signal(signal.SIGKILL)
+        bench.proc.wait(timeout=20)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert (hearth.home / "server.json").exists()  # a killed server leaves its record
-    gone = hearth.run("serve", "--login-url")
-    assert gone.code == 1 and gone.out == ""
-    assert len(gone.err_lines) == 1 and "no hearth serve is running" in gone.err_lines[0]
+        stop_serve(bench)
+    assert (bench.home / "server.json").exists()  # a killed server leaves its record
+    gone = login_url()
+    assert gone.returncode == 1 and gone.stdout == ""
+    assert gone.stderr.count("\n") == 1 and "no hearth serve is running" in gone.stderr

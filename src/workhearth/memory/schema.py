@@ -212,17 +212,12 @@ def connect(folder: Path) -> sqlite3.Connection:
         migrate(db)
     except sqlite3.DatabaseError as exc:
         db.close()
-        if is_damage(exc):
-            raise CorruptDataError(
-                f"the memory index is damaged ({exc})",
-                code="memory_index",
-                cli_hint=str(path),
-                path=str(path),
-            ) from None
-        # Why: the cause tells a read-only or full disk (served from a copy) from a bug.
+        damaged = is_damage(exc)
+        kind = CorruptDataError if damaged else HearthError
         # Why no path in the message: REST and MCP answers name no file (DESIGN §6).
-        raise HearthError(
-            f"the memory index cannot be opened ({exc})",
+        # Why the cause: it tells a read-only or full disk (served from a copy) from a bug.
+        raise kind(
+            f"the memory index {'is damaged' if damaged else 'cannot be opened'} ({exc})",
             code="memory_index",
             cli_hint=str(path),
             path=str(path),
