@@ -369,3 +369,27 @@ def test_stream_reports_the_answering_model(tmp_path: Path) -> None:
         assert router.context_window == 131_072
         pinned = Router.from_config(cfg.models, pinned="openai:gpt-4o")
         assert names(pinned.models) == ["openai:gpt-4o"]
+
+
+def test_the_task_text_is_found_without_rescanning_a_long_tool_loop() -> None:
+    """The router's remembered task text equals a full scan at every step of a growing
+    conversation, also when a new prompt arrives or earlier messages are replaced."""
+    from workhearth.models.router import task_text
+
+    router = router_over(("light", "light", "http://127.0.0.1:9/v1"))
+    prompt = text_message("user", "refactor the whole payment module and migrate the database")
+    messages: list[Message] = [prompt]
+    for step in range(40):
+        call = {"type": "tool_use", "id": f"c{step}", "name": "read_file", "input": {}}
+        result = {"type": "tool_result", "tool_use_id": f"c{step}", "content": "x"}
+        messages.append({"role": "assistant", "content": [call]})  # type: ignore[list-item]
+        messages.append({"role": "user", "content": [result]})  # type: ignore[list-item]
+        if step == 20:
+            messages.append(text_message("assistant", "done with that part"))
+            messages.append(text_message("user", "now fix the typo"))
+        if step == 30:  # a compaction: the start replaced by a summary (new objects)
+            messages[:10] = [text_message("user", "summary: earlier work")]
+        if step == 35:  # one replaced by one: the length stays, the first message changes
+            messages[:1] = [text_message("user", "summary: the typo work")]
+        assert router._task_text(list(messages)) == task_text(messages), step
+    assert router._task_text(messages) == "now fix the typo"

@@ -31,6 +31,8 @@ class Compactor:
         self.keep = keep
         self.reserve = reserve
         self._tokens: dict[int, int] = {}
+        # (messages counted, their total, first seq, last seq): the sum kept step by step.
+        self._counted: tuple[int, int, int, int] = (0, 0, 0, 0)
 
     def _size(self, seq: int, message: Message) -> int:
         size = self._tokens.get(seq)
@@ -39,14 +41,29 @@ class Compactor:
             self._tokens[seq] = size
         return size
 
+    def _total(self, messages: list[Message], seqs: list[int]) -> int:
+        """The conversation's size in tokens, adding only what came since the last call.
+
+        Why: summing every message each step made a step cost more the longer a run
+        went. A rewind or a compaction changes the first or the last seq counted.
+        """
+        count, total, first, last = self._counted
+        if not (count and len(seqs) >= count and seqs[0] == first and seqs[count - 1] == last):
+            count, total = 0, 0
+        for seq, message in zip(seqs[count:], messages[count:], strict=True):
+            total += self._size(seq, message)
+        if seqs:
+            self._counted = (len(seqs), total, seqs[0], seqs[-1])
+        return total
+
     def __call__(self, session: Session, model: StreamingChatModel) -> bool:
         state = session.load()
         messages, seqs = state.messages, state.seqs
-        sizes = [self._size(seq, m) for seq, m in zip(seqs, messages, strict=True)]
         # Why: keep room for the reply, but never more than a quarter of a small window.
         window = model.context_window - min(self.reserve, model.context_window // 4)
-        if sum(sizes) < self.threshold * window or len(messages) < 3:
+        if self._total(messages, seqs) < self.threshold * window or len(messages) < 3:
             return False
+        sizes = [self._size(seq, m) for seq, m in zip(seqs, messages, strict=True)]
         cut = self._cut(messages, sizes, int(self.keep * window), int(0.6 * window))
         if cut <= 0:
             return False

@@ -107,6 +107,8 @@ class Router(StreamingChatModel):
         self.tier: Tier = tier
         self.last_model: str | None = None
         self.failures: list[tuple[str, ModelError]] = []
+        # (count, first and last message, task text) of the last scan
+        self._task: tuple[int, Message, Message, str] | None = None
 
     @classmethod
     def from_config(
@@ -152,9 +154,27 @@ class Router(StreamingChatModel):
             order.extend(same)
         return order
 
+    def _task_text(self, messages: list[Message]) -> str:
+        """:func:`task_text`, without walking a long tool loop back to its prompt each step.
+
+        Why: the messages scanned last time are remembered by their count and the
+        identity of the last one; when they are still there, only the newer ones are
+        looked at, and the text found before stands if none of them has any.
+        """
+        start, before = 0, ""
+        if self._task is not None:
+            count, first, last, text = self._task
+            # Why both ends: a compaction replaces the first, a rewind the last.
+            if 0 < count <= len(messages) and messages[0] is first and messages[count - 1] is last:
+                start, before = count, text
+        found = task_text(messages[start:]) or before
+        if messages:
+            self._task = (len(messages), messages[0], messages[-1], found)
+        return found
+
     def choose(self, messages: list[Message]) -> Tier:
         """Raise the sticky tier if the latest task needs it; return the tier to use."""
-        wanted = classify(task_text(messages))
+        wanted = classify(self._task_text(messages))
         if _rank(wanted) > _rank(self.tier):
             self.tier = wanted
         return self.tier
