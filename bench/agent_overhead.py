@@ -584,7 +584,7 @@ def back_to_back(args: argparse.Namespace, out: Path) -> None:
         for key in STOPS
         if any(r["stop_samples_ms"].get(key) for r in after)
     }
-    print(f"## Back to back: {commit[:7]} (before the task service) and this tree\n")
+    print(f"## Back to back: {commit[:7]} (the --against checkout) and this tree\n")
     print(f"{args.rounds} rounds, old then new; each figure the median of {args.runs} runs.\n")
     print(
         "| round | before: ours | after: ours | after − before | before: SDK ÷ ours | after: SDK ÷ ours |"
