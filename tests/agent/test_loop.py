@@ -724,3 +724,29 @@ def test_the_loop_runs_tools_for_the_shipped_scripted_model(
     answered = model.requests[1].messages[-1]["content"][0]
     assert answered["type"] == "tool_result" and "# readme" in str(answered["content"])
     assert result.models == ["scripted:test", "scripted:test"]
+
+
+def test_the_compactor_keeps_its_running_size_equal_to_a_full_sum() -> None:
+    """The size the compaction check keeps step by step equals summing every message,
+    also after a rewind (the tail replaced) and a compaction (the start replaced)."""
+    compactor = Compactor()
+    messages: list[Message] = []
+    seqs: list[int] = []
+
+    def full() -> int:
+        return sum(compactor._size(s, m) for s, m in zip(seqs, messages, strict=True))
+
+    seq = 0
+    for step in range(60):
+        seq += 1
+        messages.append(
+            {"role": "user", "content": [{"type": "text", "text": f"step {step} " * step}]}
+        )
+        seqs.append(seq)
+        if step == 30:  # a rewind: the last ten go, new ones come with higher seqs
+            del messages[-10:], seqs[-10:]
+        if step == 45:  # a compaction: the first twenty become one summary
+            seq += 1
+            messages[:20] = [{"role": "user", "content": [{"type": "text", "text": "summary"}]}]
+            seqs[:20] = [seqs[19]]
+        assert compactor._total(messages, seqs) == full(), step
