@@ -95,8 +95,9 @@ class Auth:
 
     Sessions outlive a restart: each is kept in ``$HEARTH_HOME/server.sessions`` (0600)
     as the SHA-256 of its id with its end, beside the digest of the token it was opened
-    under. A changed ``server.token`` ends them all; logging out ends one at once, in
-    every server of this home. One-time login URLs live in memory only (five minutes).
+    under. A changed ``server.token`` ends them all; logging out ends one at once in
+    this server and in every server started after (a second server already running
+    keeps what it read until its restart). One-time login URLs live in memory only.
     """
 
     def __init__(

@@ -40,6 +40,7 @@ from workhearth.errors import (
 )
 from workhearth.sessions.reconstruct import repair
 from workhearth.sessions.session import Session
+from workhearth.sessions.state import SessionState
 from workhearth.shell.runner import interrupt_commands
 from workhearth.tasks.task import (
     ANSWERS,
@@ -77,13 +78,16 @@ def record_outcome(session: Session, status: Status, reason: str | None) -> None
     session.checkpoint(state)
 
 
-def transcript_status(session: Session) -> tuple[Status, str | None]:
+def transcript_status(
+    session: Session, state: SessionState | None = None
+) -> tuple[Status, str | None]:
     """A session's status and failure reason when no task of this process runs it.
 
     The end its last run recorded, if that run failed; else ``stopped`` when the last
-    run did not finish (a turn to continue), ``done`` when it did.
+    run did not finish (a turn to continue), ``done`` when it did. ``state``: the
+    session already loaded (a reader's load parses the transcript again).
     """
-    state = session.load()
+    state = state if state is not None else session.load()
     outcome = state.business.extra.get(OUTCOME)
     if isinstance(outcome, dict) and outcome.get("status") == "failed":
         reason = outcome.get("reason")
@@ -206,9 +210,10 @@ class TaskService:
         task = self.get(session.id)
         if task is not None:
             return task
-        status, reason = transcript_status(session)
+        state = session.load()
+        status, reason = transcript_status(session, state)
         # Why base = every message: the whole history is in the transcript, none in events.
-        stand_in = Task(session.id, base=len(session.load().messages))
+        stand_in = Task(session.id, base=len(state.messages))
         stand_in.finish({"failed": "error", "stopped": "stopped"}.get(status, "done"), reason)
         return stand_in
 

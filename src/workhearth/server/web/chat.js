@@ -8,7 +8,7 @@ import { errorToast, info, statusBadge } from "./ui.js";
 
 // ``task``, ``workspace``, ``mode`` and ``model`` are the form's draft: a language switch
 // redraws the view and what was typed stays. ``prompt`` is the last prompt sent.
-const state = { prompt: "", task: "", mode: "agent", workspace: null, model: "" };
+const state = { task: "", mode: "agent", workspace: null, model: "" };
 let stream = null;
 
 // Folders an agent should not be let loose in: the system's own, and a whole home folder.
@@ -100,7 +100,7 @@ function form(section) {
       el.elements.workspace.focus();
       return;
     }
-    Object.assign(state, { prompt: body.task, mode: body.mode, workspace: body.workspace || "", model: body.model || "" });
+    Object.assign(state, { mode: body.mode, workspace: body.workspace || "", model: body.model || "" });
     try {
       const started = await api("/v1/tasks", { method: "POST", body });
       state.task = "";
@@ -160,10 +160,7 @@ export function show(section, arg) {
   stream = null;
   clear(section);
   if (arg) conversation(section, arg);
-  else {
-    state.prompt = "";
-    form(section);
-  }
+  else form(section);
 }
 
 export function hide() {
@@ -172,9 +169,4 @@ export function hide() {
   // Why: a hidden conversation must not leave a second thread (and status) in the page.
   const view = document.getElementById("view-chat");
   if (view?.querySelector(".thread")) clear(view);
-}
-
-/** Start a chat from elsewhere (the skills gallery) with a ready prompt. */
-export function remember(prompt) {
-  state.prompt = prompt;
 }

@@ -4,7 +4,6 @@ import { api, listOf, q } from "./api.js";
 import { clear, h } from "./dom.js";
 import { errorText, wordOr } from "./errors.js";
 import { getLang, t } from "./i18n.js";
-import { remember } from "./chat.js";
 import { trustBanner } from "./trust.js";
 import { errorToast, info } from "./ui.js";
 
@@ -127,14 +126,13 @@ function openExample(panel, skill, example) {
   });
   form.addEventListener("submit", async (ev) => {
     ev.preventDefault();
-    const prompt = await render();
-    if (prompt === null) return;
+    // Why first: a missing or wrong field is shown by the preview's own check.
+    if ((await render()) === null) return;
     try {
       // Why: the server renders the example itself; a task text beside it is refused.
       const body = { skill: skill.name, example: example.id, values: values(form, example), mode: mode.value };
       if (info.workspace) body.workspace = info.workspace;
       const started = await api("/v1/tasks", { method: "POST", body });
-      remember(prompt);
       location.hash = `#/chat/${encodeURIComponent(started.session_id)}`;
     } catch (err) {
       errorBox.textContent = errorText(err, (name) => local(example.variables?.find((v) => v.name === name)?.label));
