@@ -60,7 +60,11 @@ OVERFLOW_JS = """() => {
 
 # WCAG contrast of an element's text against what is really behind it: its own and its
 # ancestors' background colours composited (alpha included) down to the first opaque one.
-CONTRAST_JS = """(el) => {
+CONTRAST_JS = """(sel) => {
+  // Found and measured in one tick: a re-render between a locator's lookup and its
+  // evaluate would leave a detached element whose computed colours are empty.
+  const el = document.querySelector(sel);
+  if (!el) throw new Error("no element " + sel);
   const parse = (c) => {
     const m = String(c).match(/rgba?\\(([^)]+)\\)/);
     if (!m) throw new Error("unexpected colour " + c);
@@ -423,5 +427,5 @@ def test_badges_and_the_sidebar_footer_meet_wcag_aa(
         "#info-version",
         ".meta .muted",
     ):
-        ratio = page.locator(sel).first.evaluate(CONTRAST_JS)
+        ratio = page.evaluate(CONTRAST_JS, sel)
         assert ratio >= 4.5, f"{scheme}: {sel} has contrast {ratio:.2f}:1"
