@@ -51,6 +51,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import _runs
+
 ROOT = Path(__file__).resolve().parent.parent
 POLICIES = ("always", "turn", "never")
 _SCRIPT = shutil.which("hearth", path=Path(sys.executable).parent)
@@ -730,7 +732,7 @@ def side_doors_only(args: argparse.Namespace, tmp: Path) -> None:
 
     print("\n".join(side_doors_table(res["side_doors"])))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(res, indent=2) + "\n")
+    _runs.save(args.out, res)
 
 
 def main() -> None:
@@ -786,7 +788,7 @@ def main() -> None:
     report(res)
     report_team_outage(res["team_outage"])
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(res, indent=2) + "\n")
+    _runs.save(args.out, res)
 
 
 if __name__ == "__main__":

@@ -51,6 +51,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import _runs
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
@@ -626,7 +628,7 @@ def back_to_back(args: argparse.Namespace, out: Path) -> None:
         "after_startup_ms": statistics.median(r["startup"]["hearth_help_ms"] for r in after),
     }
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    _runs.save(out, report)
     log(f"wrote {out}")
 
 
@@ -785,7 +787,7 @@ def main() -> None:
         },
     }
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2) + "\n")
+    _runs.save(out, report)
     log(f"wrote {out}")
 
 

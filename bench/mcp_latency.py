@@ -39,6 +39,8 @@ from typing import Any
 
 import anyio
 
+import _runs
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
@@ -265,7 +267,7 @@ def main() -> None:
         "meets_target": gap <= TARGET_MS,
         "results": results,
     }
-    args.out.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    _runs.save(args.out, data)
     log(f"wrote {args.out}")
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import itertools
-import json
 import os
 import platform
 import shutil
@@ -33,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+import _runs
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -196,7 +197,7 @@ def main() -> None:
         "results": results,
         "import_costs": costs,
     }
-    out.write_text(json.dumps(data, indent=2) + "\n")
+    _runs.save(out, data)
     log(f"wrote {out}")
 
 

@@ -40,6 +40,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import _runs
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "eval" / "locomo-dev.json"
 DEFAULT_OUT = ROOT / "bench" / "results" / "memory_quality.json"
@@ -288,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(table(result))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    _runs.save(args.out, result)
     print(f"\nwrote {args.out}", file=sys.stderr)
     return 0
 

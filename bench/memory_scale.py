@@ -24,7 +24,6 @@ import argparse
 import datetime
 import gc
 import hashlib
-import json
 import os
 import platform
 import random
@@ -38,6 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import _runs
 from workhearth.memory.chunking import CHUNK_CHARS, chunk_lines
 from workhearth.memory.files import HASH_STATE_FILE, INDEX_FILE, markdown_files
 from workhearth.memory.index import MemoryIndex
@@ -675,7 +675,7 @@ def main(argv: list[str] | None = None) -> int:
         "wall_s": total,
     }
     out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    _runs.save(out_path, report)
     log(f"wrote {out_path}")
     return 0
 

@@ -34,6 +34,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
+import _runs
 import memory_quality as mq
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -241,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
             f" {v['median_ms']:.2f} |"
         )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    _runs.save(args.out, result)
     return 0
 
 

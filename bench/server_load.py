@@ -36,6 +36,8 @@ from urllib.parse import quote
 
 import httpx
 
+import _runs
+
 ROOT = Path(__file__).resolve().parent.parent
 WORDS = (
     "deploy pipeline staging database invoice budget meeting release office printer "
@@ -501,7 +503,7 @@ def main() -> None:
         "runs": runs,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=2) + "\n")
+    _runs.save(args.out, out)
     print(f"wrote {args.out}", file=sys.stderr)
 
 

@@ -43,6 +43,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import _runs
+
 MB = 1 << 20
 SEED = 20240601
 MODEL = "claude-bench-1"
@@ -851,7 +853,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    _runs.save(out, report)
     log(f"wrote {out}")
     return 0
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 import os
 import platform
 import shutil
@@ -34,6 +33,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import _runs
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
@@ -180,7 +181,7 @@ def main() -> int:
         "warm_target_met": warm < TARGET_MS,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    _runs.save(args.out, data)
     log(f"wrote {args.out}")
     return 0
 

@@ -40,6 +40,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import _runs
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from server_load import WORDS, Conn, pct, stop
 
@@ -288,7 +290,7 @@ def main() -> None:
         and checked["foreign"] == checked["owner_search_miss"] == 0,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    _runs.save(args.out, result)
 
     print(f"team bank: 2 servers, one PostgreSQL, {args.users} users, {elapsed:.1f} s")
     print(f"{'':8} {'requests':>9} {'req/s':>8} {'p50 ms':>8} {'p99 ms':>8}")

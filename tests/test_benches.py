@@ -25,7 +25,11 @@ def run_bench(script: str, out: Path, *args: str) -> Any:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
-    return json.loads(out.read_text())
+    latest = json.loads(out.read_text())
+    # Issue #20: every run is kept, not only the latest: one line per run beside it.
+    history = out.with_name(out.stem + ".runs.jsonl").read_text().splitlines()
+    assert json.loads(history[-1])["report"] == latest
+    return latest
 
 
 def test_sessions_bench_runs(tmp_path: Path) -> None:
