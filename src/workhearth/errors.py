@@ -69,6 +69,12 @@ class SessionLockedError(HearthError):
     code = "session_locked"
 
 
+class BusyError(HearthError):
+    """Another process held a store's lock for longer than a reader waits; nothing changed."""
+
+    code = "busy"
+
+
 class StorageError(HearthError):
     """The disk refused a write (full, read-only, over quota); nothing half-written is kept."""
 

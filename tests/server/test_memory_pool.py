@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import threading
 import time
 
@@ -10,6 +11,7 @@ import orjson
 import pytest
 
 from tests.server.conftest import Served
+from workhearth.memory import schema
 
 
 def _search(served: Served, q: str) -> list[dict]:
@@ -139,3 +141,59 @@ def test_a_search_never_waits_for_a_save_holding_the_layer_lock(
     assert answered, "the search waited for the layer lock"
     assert results["search"].status_code == 200  # type: ignore[attr-defined]
     assert [h["text"] for h in results["search"].json()["results"]]  # type: ignore[attr-defined]
+
+
+def _hold_index_lock(served: Served, seconds: float) -> threading.Thread:
+    """Another connection takes the index's write lock, as an indexing process does."""
+    index = served.library().memory.folder("project") / ".index.sqlite"
+    assert index.exists()
+    held = threading.Event()
+
+    def hold() -> None:
+        db = sqlite3.connect(index, isolation_level=None)
+        db.execute("BEGIN IMMEDIATE")
+        held.set()
+        time.sleep(seconds)
+        db.execute("COMMIT")
+        db.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(10)
+    return holder
+
+
+def test_a_held_index_lock_is_waited_for_not_reported(served: Served) -> None:
+    """Issue #20: another process writing the index (a `hearth memory index`, a second
+    server) holds SQLite's write lock for a moment: a save and a search wait for it, as
+    a reader should, and never answer "database is locked" (nor name the index file)."""
+    served.api.post("/v1/memory", json={"content": "The walrus pen is cleaned on Mondays"})
+    holder = _hold_index_lock(served, 1.5)
+    try:
+        saved = served.api.post("/v1/memory", json={"content": "The walrus eats at noon"})
+        assert saved.status_code in (200, 201), saved.text
+        assert len(_search(served, "walrus")) == 2
+    finally:
+        holder.join()
+    assert "locked" not in saved.text and ".index.sqlite" not in saved.text
+
+
+def test_a_lock_held_past_the_wait_is_a_503_in_words(
+    served: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the busy timeout the answer is "busy, try again" (503, code busy), not a 400
+    carrying SQLite's "database is locked" or the index's path."""
+    monkeypatch.setattr(schema, "BUSY_TIMEOUT_S", 0.2)  # a short wait, so the test is quick
+    served.api.post("/v1/memory", json={"content": "The otter pen is cleaned on Tuesdays"})
+    holder = _hold_index_lock(served, 2.0)
+    try:
+        saved = served.api.post("/v1/memory", json={"content": "The otter eats at noon"})
+        r = served.api.get("/v1/memory/search", params={"q": "otter"})
+    finally:
+        holder.join()
+    assert saved.status_code == 201, saved.text  # the save stands: the index is a cache
+    assert r.status_code == 503, r.text
+    body = r.json()
+    assert body["code"] == "busy" and "try again" in body["detail"]
+    assert "locked" not in r.text and ".index.sqlite" not in r.text and "/" not in body["detail"]
+    assert len(_search(served, "otter")) == 2  # and once the lock is gone, both are found

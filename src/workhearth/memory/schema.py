@@ -14,7 +14,7 @@ import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
-from workhearth.errors import CorruptDataError, HearthError
+from workhearth.errors import BusyError, CorruptDataError, HearthError
 from workhearth.fsutil import make_private_file
 from workhearth.memory.files import INDEX_FILE
 
@@ -29,6 +29,9 @@ FTS_HASHSIZE = 32 << 20
 # 0.53 ms with FTS5's defaults, 0.30 ms so, and 0.25 ms with a full 'optimize'
 # after every save (which costs as much as the index is big).
 FTS_USERMERGE = 2
+# Why 30 s: a big re-index in another process commits in well under that; a reader
+# waits for it (SQLite's busy timeout) instead of failing with "database is locked".
+BUSY_TIMEOUT_S = 30
 
 
 def _script(db: sqlite3.Connection, sql: str) -> None:
@@ -174,9 +177,24 @@ _PRAGMAS = (
     "PRAGMA temp_store=MEMORY",
     "PRAGMA cache_size=-32768",
 )
+_BUSY_CODES = {5, 6}  # SQLITE_BUSY, SQLITE_LOCKED
 _DAMAGE_CODES = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
 _UNWRITABLE_CODES = {8, 10, 13, 14}  # SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN
 _UNWRITABLE_ERRNOS = {errno.EROFS, errno.ENOSPC, errno.EDQUOT, errno.EACCES, errno.EPERM}
+
+
+def busy_error() -> BusyError:
+    """What a reader says after waiting the busy timeout in vain, in words, with no path."""
+    return BusyError(
+        "the memory index is busy: another process held its lock for"
+        f" {BUSY_TIMEOUT_S} s; nothing changed, try again"
+    )
+
+
+def is_busy(exc: sqlite3.Error) -> bool:
+    """Whether SQLite gave up waiting for another connection's lock."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return code is not None and code & 0xFF in _BUSY_CODES
 
 
 def is_damage(exc: sqlite3.Error) -> bool:
@@ -205,13 +223,17 @@ def connect(folder: Path) -> sqlite3.Connection:
     """
     path = folder / INDEX_FILE
     make_private_file(path)  # before SQLite: its -wal/-shm take this file's mode
-    db = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+    db = sqlite3.connect(
+        path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+    )
     try:
         for pragma in _PRAGMAS:
             db.execute(pragma)
         migrate(db)
     except sqlite3.DatabaseError as exc:
         db.close()
+        if is_busy(exc):
+            raise busy_error() from exc
         damaged = is_damage(exc)
         kind = CorruptDataError if damaged else HearthError
         # Why no path in the message: REST and MCP answers name no file (DESIGN §6).
