@@ -9,6 +9,7 @@ import pytest
 
 from tests.disks import small_tmpfs
 from tests.fake_providers import FakeProvider, Reply
+from tests.shared_data import CLAUDE_CODE_FIXTURES, require
 
 
 @pytest.fixture
@@ -24,6 +25,12 @@ def serve() -> Iterator[Callable[[list[Reply]], FakeProvider]]:
     yield start
     for fake in started:
         fake.__exit__(None, None, None)
+
+
+@pytest.fixture
+def claude_code_fixtures() -> Path:
+    """The real Claude Code transcripts in ../shared (a skip without them; in CI a failure)."""
+    return require(CLAUDE_CODE_FIXTURES, "real Claude Code fixtures")
 
 
 @pytest.fixture

@@ -15,13 +15,11 @@ import orjson
 import pytest
 
 from tests.e2e.conftest import Hearth, Result, chat, text
+from tests.shared_data import CLAUDE_CODE_FIXTURES
 from workhearth.agent.audit import AuditLog
 
-FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "claude-code"
-needs_fixtures = pytest.mark.skipif(
-    not FIXTURES.is_dir(),
-    reason=f"real Claude Code fixtures not found at {FIXTURES} (../shared/fixtures is absent)",
-)
+FIXTURES = CLAUDE_CODE_FIXTURES
+needs_fixtures = pytest.mark.usefixtures("claude_code_fixtures")
 NARROW = {"COLUMNS": "80"}
 ID = re.compile(r"\b\d{8}-\d{6}-[0-9a-f]{16}\b")
 

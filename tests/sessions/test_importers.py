@@ -11,14 +11,12 @@ from typing import Any
 import orjson
 import pytest
 
+from tests.shared_data import CLAUDE_CODE_FIXTURES
 from workhearth.errors import ImportFormatError, NotFoundError, UsageError
 from workhearth.sessions.importers import ImportedSession, detect_format, load
 
-FIXTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "fixtures" / "claude-code"
-needs_fixtures = pytest.mark.skipif(
-    not FIXTURES.is_dir(),
-    reason=f"real Claude Code fixtures not found at {FIXTURES} (../shared/fixtures is absent)",
-)
+FIXTURES = CLAUDE_CODE_FIXTURES
+needs_fixtures = pytest.mark.usefixtures("claude_code_fixtures")
 FIXTURE_NAMES = ["short.jsonl", "tool_heavy.jsonl", "subagent.jsonl"]
 
 

@@ -27,6 +27,33 @@ def run_script(
     )
 
 
+# Why ``sys.modules[name] = None``: Python's own way to say a module is absent: an import
+# of it raises ImportError and ``importlib.util.find_spec`` answers None, as on a machine
+# where the package was never installed. The script then runs as ``python SCRIPT``.
+_WITHOUT = (
+    "import os, runpy, sys\n"
+    "for name in sys.argv[1].split(','):\n"
+    "    sys.modules[name] = None\n"
+    "sys.argv = sys.argv[2:]\n"
+    "sys.path.insert(0, os.path.dirname(os.path.abspath(sys.argv[0])))\n"
+    "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+)
+
+
+def run_script_without(
+    packages: tuple[str, ...], path: Path, *args: object, timeout: float = 300, **kwargs: Any
+) -> subprocess.CompletedProcess[str]:
+    """:func:`run_script` in an interpreter where ``packages`` cannot be imported."""
+    return subprocess.run(
+        [sys.executable, "-c", _WITHOUT, ",".join(packages), str(path), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        **kwargs,
+    )
+
+
 def one_error_line(proc: subprocess.CompletedProcess[str], prog: str) -> str:
     """A user mistake: exit 2 and one stderr line starting with ``PROG: ``, no traceback."""
     assert proc.returncode == 2, (proc.stdout, proc.stderr)

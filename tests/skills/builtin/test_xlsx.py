@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 from openpyxl import load_workbook
 
-from tests.skills.builtin.helpers import BUILTIN, one_error_line, run_script
+from tests.skills.builtin.helpers import BUILTIN, one_error_line, run_script, run_script_without
 
 SCRIPTS = BUILTIN / "xlsx" / "scripts"
 HAS_SOFFICE = shutil.which("soffice") is not None
@@ -110,16 +111,24 @@ def test_python_engine_computes_values_and_reports_error_cells(tmp_path: Path) -
     assert values["C1"].value == 8 and values["A2"].value == 12
 
 
-def test_recalculate_without_any_engine_names_what_to_install(tmp_path: Path) -> None:
-    if HAS_PYCEL:
-        pytest.skip("pycel is installed, so an engine is always there")
+@pytest.mark.parametrize("engine", ["python", "auto"])
+def test_recalculate_without_any_engine_names_what_to_install(tmp_path: Path, engine: str) -> None:
+    """Issue #20: the pycel-absent path runs in CI too, where pycel is installed: the
+    script runs in an interpreter that cannot import pycel, and (for ``auto``) with a
+    PATH that holds no LibreOffice."""
     from openpyxl import Workbook
 
     Workbook().save(tmp_path / "in.xlsx")
-    done = script(
-        "recalculate", tmp_path / "in.xlsx", "-o", tmp_path / "o.xlsx", "--engine", "python"
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    done = run_script_without(
+        ("pycel",),
+        SCRIPTS / "recalculate.py",
+        *(tmp_path / "in.xlsx", "-o", tmp_path / "o.xlsx", "--engine", engine),
+        env={**os.environ, "PATH": str(bare)},
     )
-    assert "pip install 'workhearth[office]'" in one_error_line(done, "recalculate")
+    line = one_error_line(done, "recalculate")
+    assert "pip install 'workhearth[office]'" in line
     assert not (tmp_path / "o.xlsx").exists()
 
 
