@@ -194,12 +194,23 @@ def setup(root: Path) -> tuple[Workhearth, Path]:
     return Workhearth(workspace=workspace, env=env), workspace
 
 
+def rss_mb() -> float:
+    """This process's resident memory now (Linux ``/proc/self/statm``), in MB."""
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+    return pages * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
 def run_ours(root: Path, steps: int) -> dict[str, float]:
     """One task through the task service, in this thread, as ``hearth run`` drives it."""
     wh, workspace = setup(root)
     tool_clock, model_clock = Clock(), Clock()
     session = wh.sessions.create(mode="agent")
     stamps: list[float] = []
+    rss: list[float] = []  # resident memory at 20 points through the run
+    every = max(1, steps // 20)
     timing: dict[str, Any] = {}
 
     def swap_model(agent: Agent) -> None:
@@ -215,6 +226,8 @@ def run_ours(root: Path, steps: int) -> dict[str, float]:
         def listener(event: Any) -> None:
             if _is_start(event):
                 stamps.append(time.perf_counter())
+                if len(stamps) % every == 1 or every == 1:
+                    rss.append(rss_mb())
             task_listener(event)  # the task's own: its events, its stop point
 
         agent.listener = listener
@@ -266,6 +279,11 @@ def run_ours(root: Path, steps: int) -> dict[str, float]:
         "first_quarter_ms": (statistics.median(gaps[:quarter]) - tool_each) * 1000,
         "last_quarter_ms": (statistics.median(gaps[-quarter:]) - tool_each) * 1000,
         "transcript_bytes": session.transcript.stat().st_size,
+        # Why from the first quarter: the first steps load modules and fill caches once;
+        # a leak (issue #20: gc.freeze in every load) shows as growth after that.
+        "rss_first_quarter_mb": rss[len(rss) // 4],
+        "rss_end_mb": rss[-1],
+        "rss_samples_mb": rss,
         "task_events": len(events),
         **timing["parts"],
     }
@@ -716,6 +734,12 @@ def main() -> None:
         f"{growth:.2f}× (target ≤ {TARGETS['last_vs_first_quarter']:.2f}×, "
         f"{'meets' if growth <= TARGETS['last_vs_first_quarter'] else 'MISSES'})."
     )
+    rss_growth = statistics.median(r["rss_end_mb"] - r["rss_first_quarter_mb"] for r in ours)
+    print(
+        f"Resident memory from the first quarter to the end of the run: "
+        f"{statistics.median(r['rss_first_quarter_mb'] for r in ours):.1f} MB → "
+        f"{statistics.median(r['rss_end_mb'] for r in ours):.1f} MB ({rss_growth:+.1f} MB, median)."
+    )
     print("\nWhere a step's time goes (each part timed alone, median):\n")
     print("| part | ms | share of overhead |")
     print("|---|---:|---:|")
@@ -766,6 +790,7 @@ def main() -> None:
         "tool_ms": tool_ms,
         "ours_first_quarter_ms": first,
         "ours_last_quarter_ms": last,
+        "ours_rss_growth_mb": rss_growth,
         "parts_ms": {k: statistics.median(r[k] for r in ours) for k in PARTS},
         "task_fixed_ms": statistics.median(r["task_fixed_ms"] for r in ours),
         "stop_latency_ms": stop_ms,
