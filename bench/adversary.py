@@ -537,8 +537,8 @@ def trial_team_outage(tmp: Path, bindir: Path) -> dict[str, Any]:
     import httpx
     import psycopg
 
-    from workhearth.team.store import PgBank, connect
-    from workhearth.team.users import add_user
+    from workhearth.bank.server.store import PgBank, connect
+    from workhearth.bank.server.users import add_user
 
     # Why its own temp folder in the system's: ``tmp`` and its parents may be private to
     # this user, and PostgreSQL runs as another when this is root.

@@ -189,6 +189,17 @@ async def load(
     return latencies, failures
 
 
+async def warm(users: list[User]) -> None:
+    """One untimed search per user, so the servers' first-request costs stay out of the run."""
+
+    async def one(user: User) -> None:
+        conn = user.conn(user.base)
+        await conn.request("GET", "/v1/memory/search?q=warm&limit=1")
+        conn.close()
+
+    await asyncio.gather(*(one(u) for u in users))
+
+
 async def check(users: list[User]) -> dict[str, int]:
     """Through the other server: each owner sees exactly their saves; others find none."""
     out = Counter(missing=0, wrong_text=0, foreign=0, leaked=0, owner_search_miss=0)
@@ -248,8 +259,8 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "team_load.json")
     args = ap.parse_args()
 
-    from workhearth.team.store import PgBank, connect
-    from workhearth.team.users import add_user
+    from workhearth.bank.server.store import PgBank, connect
+    from workhearth.bank.server.users import add_user
 
     root = Path(tempfile.mkdtemp(prefix="hearth-teamload-"))
     with postgres(args.pg) as pg, database(pg) as store:
@@ -263,6 +274,7 @@ def main() -> None:
                 User(name, token, *((base_a, base_b) if i % 2 == 0 else (base_b, base_a)))
                 for i, (name, token) in enumerate(tokens.items())
             ]
+            asyncio.run(warm(users))
             t0 = time.perf_counter()
             latencies, failures = asyncio.run(load(users, args.duration, args.search_ratio))
             elapsed = time.perf_counter() - t0

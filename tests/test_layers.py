@@ -1,8 +1,12 @@
-"""Dependencies point down (DESIGN §7): a lower layer never imports a higher one."""
+"""Dependencies point down (DESIGN §7): a lower layer never imports a higher one, the
+interface packages never reach into each other, and a string import counts as an import."""
 
 from __future__ import annotations
 
 import ast
+import functools
+import subprocess
+import sys
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "workhearth"
@@ -21,7 +25,8 @@ LAYERS = {
     "memory": 2,
     "skills": 2,
     "shell": 2,
-    "team": 2,
+    "bank": 2,
+    "check": 2,  # hearth check FILE: office files rendered and read back
     "agent": 3,
     "tasks": 4,
     "app": 4,
@@ -30,24 +35,112 @@ LAYERS = {
     "server": 5,
     "mcp": 5,
 }
+# Why: the MCP client (how the agent reaches other tools, and a folder's .mcp.json shown
+# before it is trusted) lives beside the MCP server for the protocol, but it is library
+# code the tasks, `hearth run` and the page all use: it sits with tasks, below the surfaces.
+MODULE_LAYERS = {
+    "workhearth.mcp.client": 4,
+    "workhearth.mcp.processes": 4,
+    "workhearth.mcp.stdio": 4,
+    "workhearth.mcp.tools": 4,
+    "workhearth.mcp.trust_view": 4,
+}
+INTERFACES = ("cli", "server", "mcp")
+# Why these and only these: a surface may start or host another, never borrow its code.
+# The CLI is the process edge that starts the others (`hearth serve`, `hearth mcp serve`),
+# and the server hosts the MCP endpoint at /mcp. The reverse (a server reaching for the
+# CLI, MCP for the server) is a tangle; code two surfaces share belongs a layer down.
+HOSTS = {
+    ("cli", "server"): {
+        "workhearth.server.app",
+        "workhearth.server.team",
+        "workhearth.server.running",
+        "workhearth.server.security",
+        "workhearth.server.slow_clients",
+    },
+    ("cli", "mcp"): {"workhearth.mcp.server"},
+    ("server", "mcp"): {"workhearth.mcp.http", "workhearth.mcp.team"},
+}
+# Functions that import the module named by their first argument.
+IMPORTERS = {"import_module", "__import__", "_optional", "find_spec", "import_string"}
+# The client side of the bank runs on every hearth: it must not need the database driver.
+CLIENT_ONLY = ("workhearth.bank.server", "psycopg")
+
+
+def _module_of(path: Path) -> str:
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def _absolute(node: ast.ImportFrom, module: str, is_package: bool) -> list[str]:
+    """The modules a ``from … import …`` names, a relative one resolved."""
+    base = node.module or ""
+    if node.level:
+        package = module.split(".")
+        package = package if is_package else package[:-1]
+        package = package[: len(package) - node.level + 1]
+        base = ".".join([*package, base] if base else package)
+    # Why both: ``from workhearth.bank import client`` imports workhearth.bank.client.
+    return [base] + [f"{base}.{alias.name}" for alias in node.names if alias.name != "*"]
+
+
+def _string_import(node: ast.Call) -> str | None:
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)
+    if name not in IMPORTERS or not node.args:
+        return None
+    first = node.args[0]
+    if isinstance(first, ast.Constant) and isinstance(first.value, str):
+        return first.value
+    return None
+
+
+def imports_in(source: str, module: str, is_package: bool = False) -> list[str]:
+    """Every module ``source`` imports: statements (relative ones resolved) and strings
+    passed to an import function (``importlib.import_module("workhearth.x")``)."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            found += _absolute(node, module, is_package)
+        elif isinstance(node, ast.Call) and (named := _string_import(node)):
+            found.append(named)
+    return found
+
+
+@functools.cache
+def imports(path: Path) -> tuple[str, ...]:
+    source = path.read_text(encoding="utf-8")
+    return tuple(imports_in(source, _module_of(path), path.name == "__init__.py"))
+
+
+def sources() -> list[tuple[str, Path]]:
+    return [(_module_of(p), p) for p in sorted(SRC.rglob("*.py"))]
+
+
+def package_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "workhearth" and len(parts) > 1 else None
 
 
 def layer_of(module: str) -> int | None:
-    parts = module.split(".")
-    if parts[0] != "workhearth" or len(parts) < 2:
-        return None
-    return LAYERS.get(parts[1])
+    for prefix, layer in MODULE_LAYERS.items():
+        if under(module, prefix):
+            return layer
+    package = package_of(module)
+    return None if package is None else LAYERS.get(package)
 
 
-def imports(path: Path) -> list[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found += [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.append(node.module)
-    return found
+def interface_of(module: str) -> str | None:
+    """The surface (cli, server, mcp) a module belongs to; None below the surfaces."""
+    package = package_of(module)
+    return package if package in INTERFACES and layer_of(module) == 5 else None
+
+
+def under(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
 
 
 def test_every_top_level_module_has_a_layer() -> None:
@@ -57,16 +150,76 @@ def test_every_top_level_module_has_a_layer() -> None:
 
 def test_no_module_imports_a_higher_layer() -> None:
     wrong = []
-    for path in SRC.rglob("*.py"):
-        rel = path.relative_to(SRC.parent).with_suffix("")
-        mine = layer_of(".".join(rel.parts))
+    for module, path in sources():
+        mine = layer_of(module)
         if mine is None:
             continue
         for target in imports(path):
             theirs = layer_of(target)
             if theirs is not None and theirs > mine:
-                wrong.append(f"{rel} imports {target}")
+                wrong.append(f"{module} imports {target}")
     assert not wrong, wrong
+
+
+def test_interface_packages_only_start_or_host_each_other() -> None:
+    wrong = []
+    for module, path in sources():
+        mine = interface_of(module)
+        if mine is None:
+            continue
+        for target in imports(path):
+            theirs = interface_of(target)
+            if theirs is not None and theirs != mine:
+                allowed = HOSTS.get((mine, theirs), set())
+                if not any(under(target, entry) for entry in allowed):
+                    wrong.append(f"{module} imports {target}")
+    assert not wrong, wrong
+
+
+def test_the_bank_client_does_not_import_its_server() -> None:
+    wrong = [
+        f"{module} imports {target}"
+        for module, path in sources()
+        if under(module, "workhearth.bank.client")
+        for target in imports(path)
+        if any(under(target, banned) for banned in CLIENT_ONLY)
+    ]
+    assert not wrong, wrong
+
+
+def test_the_bank_client_imports_without_the_database_driver() -> None:
+    # Why a child process: it blocks psycopg before anything imports it, as on a
+    # hearth installed without the team extra.
+    code = (
+        "import sys; sys.modules['psycopg'] = None\n"
+        "import workhearth.bank.client.facade, workhearth.app\n"
+        "assert not any(m.startswith('workhearth.bank.server') for m in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_checker_sees_string_and_relative_imports() -> None:
+    """The checks above can fail: the finder sees what they look for."""
+    source = (
+        "import importlib\n"
+        "from . import app\n"
+        "from ..cli import main\n"
+        "importlib.import_module('workhearth.cli.serve')\n"
+        "__import__('workhearth.mcp.server')\n"
+        "_optional('workhearth.server.tasks')\n"
+    )
+    found = imports_in(source, "workhearth.server.probe")
+    assert {
+        "workhearth.server.app",
+        "workhearth.cli.main",
+        "workhearth.cli.serve",
+        "workhearth.mcp.server",
+        "workhearth.server.tasks",
+    } <= set(found)
+    assert interface_of("workhearth.cli.main") == "cli"
+    assert interface_of("workhearth.mcp.client") is None
+    assert layer_of("workhearth.bank.client.facade") == 2
 
 
 def test_library_code_does_not_read_the_environment() -> None:

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 from workhearth.agent.openat import Root
 from workhearth.agent.safefs import SafeFS
 from workhearth.errors import HearthError
-from workhearth.sessions.session import Session
+from workhearth.sessions.backend import SessionBackend
 
 if TYPE_CHECKING:
     from workhearth.agent.tools.context import ToolContext
@@ -165,7 +165,9 @@ def _folded(
 
 
 # ------------------------------------------------------------------ recording
-def record(session: Session, changes: Sequence[Change], untracked: str | None = None) -> None:
+def record(
+    session: SessionBackend, changes: Sequence[Change], untracked: str | None = None
+) -> None:
     """Add ``changes`` (and why tracking stopped) to the session's checkpoint."""
     try:
         business = session.load().business
@@ -205,7 +207,7 @@ class ChangeDetector:
         return detector
 
     def around(
-        self, call: Callable[[], R], *, tool: str, call_id: str, session: Session
+        self, call: Callable[[], R], *, tool: str, call_id: str, session: SessionBackend
     ) -> tuple[R, list[Change]]:
         """Run ``call``; its result and what changed on disk meanwhile (recorded in ``session``).
 
@@ -236,7 +238,7 @@ class ChangeDetector:
             if self._last is None and self.untracked is None:
                 self._last = self._walk()
 
-    def _finish(self, tool: str, call_id: str, session: Session) -> list[Change]:
+    def _finish(self, tool: str, call_id: str, session: SessionBackend) -> list[Change]:
         with self._lock:
             after = None if self._last is None else self._walk()
             found = []

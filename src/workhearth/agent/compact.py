@@ -13,7 +13,7 @@ import orjson
 from workhearth.models.messages import Message, message_text, result_text
 from workhearth.models.streaming import StreamingChatModel
 from workhearth.models.tokens import count_tokens
-from workhearth.sessions.session import Session
+from workhearth.sessions.backend import SessionBackend
 
 SUMMARY_SYSTEM = (
     "You compress the early part of a work session so it can continue within a limited "
@@ -56,7 +56,7 @@ class Compactor:
             self._counted = (len(seqs), total, seqs[0], seqs[-1])
         return total
 
-    def __call__(self, session: Session, model: StreamingChatModel) -> bool:
+    def __call__(self, session: SessionBackend, model: StreamingChatModel) -> bool:
         state = session.load()
         messages, seqs = state.messages, state.seqs
         # Why: keep room for the reply, but never more than a quarter of a small window.

@@ -194,12 +194,12 @@ def status(json: JsonOpt = False) -> None:
 @app.command()
 def sync(json: JsonOpt = False) -> None:
     """Send the saves queued for the team bank ([bank] url) and show what is left."""
-    from workhearth.team.facade import BankMemory
+    from workhearth.bank.client.facade import TeamBank
 
-    memory = hearth().memory
-    if not isinstance(memory, BankMemory):
+    team = hearth().memory.team_bank
+    if not isinstance(team, TeamBank):
         raise UsageError("no team bank is configured: set [bank] url in config.toml")
-    report = memory.send_queued()
+    report = team.send_queued()
     if json:
         print_json(report.as_dict())
     else:
@@ -209,14 +209,14 @@ def sync(json: JsonOpt = False) -> None:
         if report.queued:
             print(f"{len(report.queued)} still queued: {report.problem}")
         if report.dead_total:
-            print(f"{report.dead_total} dead letters in {memory.outbox.dead_path}")
+            print(f"{report.dead_total} dead letters in {team.outbox.dead_path}")
         if report.other_urls:
             print(f"{report.other_urls} saves queued for another bank url wait in the outbox")
     # Why fail: a script (or cron) running sync must see that saves are still waiting
     # or were refused.
     if report.dead:
         raise HearthError(
-            f"the team bank refused {len(report.dead)} saves: kept in {memory.outbox.dead_path}"
+            f"the team bank refused {len(report.dead)} saves: kept in {team.outbox.dead_path}"
         )
     if report.queued:
         raise HearthError(f"{len(report.queued)} saves still queued: {report.problem}")
@@ -258,7 +258,7 @@ def save(
     if json:
         print_json(entry.as_dict())
     elif entry.layer == "queued":
-        problem = getattr(hearth().memory, "last_sync", None)
+        problem = getattr(hearth().memory.team_bank, "last_sync", None)
         why = f" ({problem.problem})" if problem and problem.problem else ""
         print(f"queued {entry.id} for the team bank{why}; `hearth memory sync` sends it")
     elif entry.existed:

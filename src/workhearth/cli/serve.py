@@ -300,12 +300,12 @@ def _serve_team(
     timeouts: ClientTimeouts,
 ) -> None:
     """Team mode: the bank API on PostgreSQL; refuses to start on a damaged database."""
-    from workhearth.team.store import PgBank, check_url, where
+    from workhearth.bank.server.store import PgBank, check_url, where
 
     check_url(store)
     key = None
     if key_file is not None:
-        from workhearth.team.crypto import read_key_file
+        from workhearth.bank.server.crypto import read_key_file
 
         key = read_key_file(key_file)
     # Why before binding: a missing search index or a wrong key is one line and exit 1.

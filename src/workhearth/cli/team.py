@@ -29,8 +29,8 @@ NameArg = Annotated[str, typer.Argument(metavar="NAME")]
 
 def _connect(store: str):  # -> psycopg.Connection, migrated and checked
     # Why lazy: psycopg is the optional team extra, and costs every other command nothing.
-    from workhearth.team.schema import prepare
-    from workhearth.team.store import connect
+    from workhearth.bank.server.schema import prepare
+    from workhearth.bank.server.store import connect
 
     conn = connect(store)
     try:
@@ -44,7 +44,7 @@ def _connect(store: str):  # -> psycopg.Connection, migrated and checked
 @user_app.command()
 def add(name: NameArg, store: StoreOpt, json: JsonOpt = False) -> None:
     """Create a user and print their token (shown this once; only its hash is kept)."""
-    from workhearth.team.users import add_user
+    from workhearth.bank.server.users import add_user
 
     with _connect(store) as conn:
         token = add_user(conn, name)
@@ -68,8 +68,8 @@ PurgeOpt = Annotated[
 @user_app.command()
 def remove(name: NameArg, store: StoreOpt, purge: PurgeOpt = False, json: JsonOpt = False) -> None:
     """Delete a user and everything stored of theirs, in one transaction."""
-    from workhearth.team.purge import check_purge
-    from workhearth.team.users import remove_user
+    from workhearth.bank.server.purge import check_purge
+    from workhearth.bank.server.users import remove_user
 
     purged: list[str] | None = None
     kept: dict[str, int] = {}
@@ -93,7 +93,7 @@ def remove(name: NameArg, store: StoreOpt, purge: PurgeOpt = False, json: JsonOp
 
 def _purge(conn) -> tuple[list[str], dict[str, int]]:  # conn: psycopg.Connection
     """VACUUM FULL, its warnings on stderr; returns the tables rewritten and the rows kept."""
-    from workhearth.team.purge import PURGED_TABLES, STATISTICS, STATISTICS_KEPT, purge
+    from workhearth.bank.server.purge import PURGED_TABLES, STATISTICS, STATISTICS_KEPT, purge
 
     # Why on stderr: warnings about locks and leftovers; stdout stays the result.
     print(
@@ -117,7 +117,7 @@ def _purge(conn) -> tuple[list[str], dict[str, int]]:  # conn: psycopg.Connectio
 @user_app.command("list")
 def list_(store: StoreOpt, json: JsonOpt = False) -> None:
     """The team's users (never their tokens)."""
-    from workhearth.team.users import list_users
+    from workhearth.bank.server.users import list_users
 
     with _connect(store) as conn:
         users = list_users(conn)

@@ -20,7 +20,8 @@ from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.concurrency import run_in_threadpool
 
-from workhearth.api.models import SearchOut
+from workhearth.api.models import DeletedOut, EntryListOut, EntryOut, SearchOut
+from workhearth.bank.server.store import PgBank
 from workhearth.errors import HearthError
 from workhearth.mcp.http import unauthorized
 from workhearth.mcp.server import (
@@ -30,17 +31,13 @@ from workhearth.mcp.server import (
     Content,
     Contexts,
     Cursor,
-    DeleteOut,
     EntryId,
-    EntryOut,
     Level,
     ListLimit,
-    ListOut,
     Query,
     SearchLimit,
     Tags,
 )
-from workhearth.team.store import PgBank
 
 T = TypeVar("T")
 USER_KEY = "workhearth.team_user"
@@ -84,7 +81,7 @@ def build_team_server(bank: PgBank) -> MCPServer:
         user = _user(ctx)
         provenance = [c.model_dump() for c in contexts or []]
         entry = _call(lambda: bank.save(user, content, level, tags or [], provenance))
-        return entry.as_dict()  # type: ignore[return-value]
+        return EntryOut.model_validate(entry.as_dict())
 
     def memory_search(
         ctx: McpContext,
@@ -94,26 +91,28 @@ def build_team_server(bank: PgBank) -> MCPServer:
         """Find your team memory entries by words; best first, scores relative to the best."""
         user = _user(ctx)
         hits = _call(lambda: bank.search(user, query, limit))
-        return {"results": [h.as_dict() for h in hits]}  # type: ignore[return-value]
+        return SearchOut.model_validate({"results": [h.as_dict() for h in hits]})
 
     def memory_list(
         ctx: McpContext,
         limit: ListLimit = 20,
         cursor: Cursor = None,
-    ) -> ListOut:
+    ) -> EntryListOut:
         """Your team memory entries, newest first, a page at a time."""
         user = _user(ctx)
         entries, nxt = _call(lambda: bank.list(user, limit, cursor or None))
-        return {"entries": [e.as_dict() for e in entries], "next_cursor": nxt}  # type: ignore[misc]
+        return EntryListOut.model_validate(
+            {"entries": [e.as_dict() for e in entries], "next_cursor": nxt}
+        )
 
     def memory_delete(
         ctx: McpContext,
         id: EntryId,
-    ) -> DeleteOut:
+    ) -> DeletedOut:
         """Delete one of your team memory entries (restorable through the REST API)."""
         user = _user(ctx)
         _call(lambda: bank.delete(user, id))
-        return {"deleted": id}
+        return DeletedOut(deleted=id)
 
     for fn, hints, title in (
         (memory_save, WRITE, "Save to memory"),

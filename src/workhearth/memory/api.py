@@ -2,6 +2,20 @@
 
 The awareness face (files, index, search, context) and the bank face (save,
 list, edit, delete with provenance) work on the same entries in the same files.
+
+With a team bank (``[bank] url``: any :class:`~workhearth.memory.faces.MemoryBank`,
+in practice :class:`workhearth.bank.client.facade.TeamBank`), the bank face routes:
+
+- confirmed saves → the team bank; saves still *pending* the user's confirmation
+  (quest mode) and daily notes → the local Markdown, as before: the bank holds only
+  sentences a person confirmed (DESIGN §4), and the user confirms pending ones later;
+- search → the team bank's hits and the local ones, merged by score (the local files
+  still hold hand-written notes, pending entries and the daily log);
+- list → the team bank's entries (``layer=`` asks for a local layer instead);
+- edit / delete / restore → the local entry with that id when there is one, else the
+  team bank's;
+- context injection, index, reflection → the local Markdown, untouched: a session
+  starts offline as fast as it always did.
 """
 
 from __future__ import annotations
@@ -29,6 +43,7 @@ from workhearth.memory.context import pick_chunks, render
 from workhearth.memory.decode import decode_file
 from workhearth.memory.entries import ID_RE
 from workhearth.memory.evict import evict
+from workhearth.memory.faces import MemoryBank
 from workhearth.memory.files import (
     LAYERS,
     MEMORY_FILE,
@@ -66,11 +81,14 @@ class Memory:
         config: MemoryConfig | None = None,
         *,
         autorefresh: bool = True,
+        team_bank: MemoryBank | None = None,
     ) -> None:
         """``autorefresh=False``: reads never bring the index up to date by themselves
         (which may wait on the layer lock while a save holds it); the owner calls
-        :meth:`sync` when it chooses (``hearth serve``'s event-loop reader)."""
+        :meth:`sync` when it chooses (``hearth serve``'s event-loop reader).
+        ``team_bank``: where confirmed sentences go (see the module doc); closed with this."""
         self.config = config or MemoryConfig()
+        self.team_bank = team_bank
         self._autorefresh = autorefresh
         self._folders: dict[Layer, Path] = {
             "user": paths.user_awareness,
@@ -101,6 +119,8 @@ class Memory:
     def close(self) -> None:
         for store in self._stores.values():
             store.close()
+        if self.team_bank is not None:
+            self.team_bank.close()
 
     # ----------------------------------------------------------- awareness
     def index(self, layer: Layer | None = None, *, prune: bool = False) -> IndexReport:
@@ -178,7 +198,19 @@ class Memory:
     def search(
         self, query: str, limit: int = DEFAULT_LIMIT, layer: Layer | None = None
     ) -> list[Hit]:
-        """Find memory by words (Chinese included); best hits first, scores relative to the best."""
+        """Find memory by words (Chinese included); best hits first, scores relative to the best.
+
+        With a team bank, its hits too (``layer``: that local layer only).
+        """
+        local = self._search_files(query, limit, layer)
+        if self.team_bank is None or layer is not None:
+            return local
+        team = self.team_bank.search(query, limit) if query.strip() else []
+        # Why a stable sort with the team bank first: each source's scores are relative
+        # to its own best hit, so a tie goes to the shared bank.
+        return sorted(team + local, key=lambda h: -h.score)[:limit]
+
+    def _search_files(self, query: str, limit: int, layer: Layer | None) -> list[Hit]:
         check_search(query, limit)
         self._refresh()
         hits: list[Hit] = []
@@ -226,7 +258,12 @@ class Memory:
         redact: bool = False,
         pending: bool = False,
     ) -> Entry:
-        """Save a confirmed sentence as an entry (``pending`` when nobody could confirm it yet)."""
+        """Save a confirmed sentence as an entry (``pending`` when nobody could confirm it yet).
+
+        With a team bank, a confirmed sentence (no ``pending``, no ``file``) goes there.
+        """
+        if self.team_bank is not None and not pending and file is None:
+            return self.team_bank.save(content, level, tags, contexts, source=source, redact=redact)
         content, tags, provenance = validate(content, level, tags or [], contexts or [], redact)
         rel = file or (USER_FILE if layer == "user" else MEMORY_FILE)
         if not rel.endswith(".md") or rel.startswith(("/", ".")) or ".." in Path(rel).parts:
@@ -287,6 +324,14 @@ class Memory:
         return self._entry(store, entry_id, where)
 
     def edit(self, entry_id: str, content: str, redact: bool = False) -> Entry:
+        try:
+            return self._edit_here(entry_id, content, redact)
+        except NotFoundError:
+            if self.team_bank is None:
+                raise
+            return self.team_bank.edit(entry_id, content, redact)
+
+    def _edit_here(self, entry_id: str, content: str, redact: bool) -> Entry:
         store, _ = self._find(entry_id)
         meta = store.meta.get(entry_id) or EntryMeta()
         content, _, _ = validate(content, meta.level, [], [], redact)
@@ -306,12 +351,30 @@ class Memory:
         return self.get(entry_id)
 
     def delete(self, entry_id: str) -> None:
-        """Remove an entry from the Markdown; a copy goes to ``.memory_evicted.log``."""
+        """Remove an entry from the Markdown; a copy goes to ``.memory_evicted.log``
+        (with a team bank: its entry, when no local one has this id)."""
+        try:
+            self._delete_here(entry_id)
+        except NotFoundError:
+            if self.team_bank is None:
+                raise
+            self.team_bank.delete(entry_id)
+
+    def _delete_here(self, entry_id: str) -> None:
         store, _ = self._find(entry_id)
         store.remove_entries([entry_id], reason="deleted")
 
     def restore(self, entry_id: str) -> Entry:
-        """Bring back a deleted or evicted entry (from ``.memory_evicted.log``) under its id."""
+        """Bring back a deleted or evicted entry (from ``.memory_evicted.log``) under its id
+        (with a team bank: its entry, when no local one has this id)."""
+        try:
+            return self._restore_here(entry_id)
+        except NotFoundError:
+            if self.team_bank is None:
+                raise
+            return self.team_bank.restore(entry_id)
+
+    def _restore_here(self, entry_id: str) -> Entry:
         if not ID_RE.search(" ^" + entry_id):
             raise NotFoundError(f"no memory entry {entry_id!r}")
         for name in LAYERS:
@@ -345,7 +408,9 @@ class Memory:
         tag: str | None = None,
     ) -> tuple[list[Entry], str | None]:
         """Entries newest first (``tag``: only those tagged so); pass the returned cursor
-        to get the next page."""
+        to get the next page. With a team bank, its entries (``layer``: a local layer's)."""
+        if self.team_bank is not None and layer is None:
+            return self.team_bank.list(limit, cursor, tag=tag)
         if not 1 <= limit <= LIST_LIMIT_MAX:
             raise UsageError(f"list limit must be between 1 and {LIST_LIMIT_MAX}")
         if tag is not None:
@@ -393,6 +458,8 @@ class Memory:
                 info["skipped"], info["decoded"] = self._file_notes(folder)
             out[name] = info
         out["maintenance"] = self.config.maintenance
+        if self.team_bank is not None:
+            out["bank"] = self.team_bank.status()
         return out
 
     def skipped_files(self) -> builtins.list[str]:

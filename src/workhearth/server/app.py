@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import importlib
 import logging
 import sys
 from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
@@ -28,6 +26,7 @@ from starlette.routing import Route
 from workhearth import __version__
 from workhearth.config import Config
 from workhearth.errors import (
+    BusyError,
     CorruptDataError,
     EncryptionKeyError,
     HearthError,
@@ -37,12 +36,14 @@ from workhearth.errors import (
     StorageError,
     UsageError,
 )
+from workhearth.mcp.http import mcp_http_app
 from workhearth.server import login
 from workhearth.server.deps import MemoryPool, allowed_methods
 from workhearth.server.errors import HttpError, error_response, status_code_word
-from workhearth.server.routes import audit, files, memory, sessions, skills, trash, trust
+from workhearth.server.routes import audit, files, memory, sessions, skills, tasks, trash, trust
 from workhearth.server.schemas import BODY_MAX, COMMON, ErrorOut, InfoOut, errors
 from workhearth.server.security import COOKIE, Auth, Guard, RequireLogin
+from workhearth.server.tasks import task_service
 
 WEB_DIR = Path(__file__).parent / "web"
 SWITCH_INTERVAL = 0.001
@@ -53,6 +54,7 @@ _STATUS: list[tuple[type[HearthError], int]] = [
     (NotFoundError, 404),
     (SessionLockedError, 409),
     (StorageError, 507),
+    (BusyError, 503),
     (UsageError, 422),
     (ImportFormatError, 422),
     (EncryptionKeyError, 409),
@@ -66,16 +68,6 @@ def status_of(exc: HearthError) -> int:
             return status
     # Why: SkillError and other caller mistakes carry exit code 2 like UsageError.
     return 422 if exc.exit_code == 2 else 400
-
-
-def _optional(module: str) -> ModuleType | None:
-    """The tasks code lands separately; the server runs without it until it does."""
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name != module:
-            raise
-        return None
 
 
 @contextlib.contextmanager
@@ -111,11 +103,6 @@ def create_app(
     """
     # Why the home: sign-ins outlive a restart of the server (same token, same cookie).
     auth = Auth(token, home=config.home)
-    tasks_mod = _optional("workhearth.server.tasks")
-    tasks_routes = _optional("workhearth.server.routes.tasks")
-
-    from workhearth.mcp.http import mcp_http_app
-
     # Why here: /mcp answers only with the token or the login cookie, as /v1 does.
     mcp_app = mcp_http_app(
         config,
@@ -137,8 +124,7 @@ def create_app(
                     yield
         finally:
             sys.setswitchinterval(interval)
-            if app.state.tasks is not None:
-                app.state.tasks.close()
+            app.state.tasks.close()
             app.state.memories.close()
 
     app = FastAPI(
@@ -157,17 +143,13 @@ def create_app(
     app.state.memories = MemoryPool(config)
     # Why: /v1/trust names the variables a folder's MCP servers would inherit.
     app.state.env = dict(env or {})
-    app.state.tasks = (
-        tasks_mod.task_service(config, app.state.workspace, env) if tasks_mod is not None else None
-    )
+    app.state.tasks = task_service(config, app.state.workspace, env)
 
     _install_error_handlers(app)
     # Why no auth dependency: RequireLogin checks every /v1/ path before routing.
     api: dict[str, Any] = {"responses": errors(*COMMON)}
-    for module in (memory, sessions, skills, trash, audit, files, trust):
+    for module in (memory, sessions, skills, trash, audit, files, trust, tasks):
         app.include_router(module.router, **api)
-    if tasks_routes is not None:
-        app.include_router(tasks_routes.router, **api)
     # /mcp: behind the same Guard; a plain ASGI route (a Mount would redirect /mcp to /mcp/).
     app.router.routes.append(Route("/mcp", endpoint=mcp_app))
 

@@ -1,7 +1,7 @@
 """Team mode of ``hearth serve --store postgresql://…``: the memory bank of a team.
 
 The ``/v1/memory`` routes of DESIGN §6 with the same shapes, status codes and
-limits as local mode, backed by :class:`~workhearth.team.store.PgBank`. Every
+limits as local mode, backed by :class:`~workhearth.bank.server.store.PgBank`. Every
 request carries a team user's bearer token (``hearth team user add``); the
 server, never the client, decides whose entries a request sees. There is no
 ``server.token``, no login page, no agent task, no state of its own: several
@@ -22,6 +22,9 @@ from starlette.routing import Route
 
 from workhearth import __version__
 from workhearth.api.errors import MemoryNotFound
+from workhearth.api.workbench_models import TeamInfoOut
+from workhearth.bank.server.pool import StoreUnreachable
+from workhearth.bank.server.store import VALUE_REFUSED, PgBank, psycopg
 from workhearth.errors import NotFoundError, UsageError
 from workhearth.memory.search import DEFAULT_LIMIT
 from workhearth.server.errors import HttpError, error_response
@@ -40,8 +43,6 @@ from workhearth.server.schemas import (
     errors,
 )
 from workhearth.server.security import Guard
-from workhearth.team.pool import StoreUnreachable
-from workhearth.team.store import VALUE_REFUSED, PgBank, psycopg
 
 NOT_LOGGED_IN = (
     "a team token is needed: send Authorization: Bearer <the token of hearth team user add>"
@@ -235,7 +236,7 @@ def create_team_app(
 
     app.include_router(router, responses=errors(*COMMON))
 
-    @app.get("/v1/info", tags=["server"])
+    @app.get("/v1/info", tags=["server"], response_model=TeamInfoOut)
     def info(_user: User) -> dict[str, str]:
         """Version and mode (no secrets)."""
         return {"version": __version__, "mode": "team"}

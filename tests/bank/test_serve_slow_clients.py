@@ -10,8 +10,8 @@ import socket
 import time
 from pathlib import Path
 
+from tests.bank.team_server import TeamServer
 from tests.server.test_slow_clients import read_response, seconds_until_closed
-from tests.team.team_server import TeamServer
 
 
 class ShortTimeouts(TeamServer):

@@ -15,10 +15,10 @@ import orjson
 import psycopg
 import pytest
 
-from tests.team.pg_cluster import Server
-from tests.team.test_cli import hearth as _hearth
-from workhearth.team.store import PgBank, connect
-from workhearth.team.users import add_user
+from tests.bank.pg_cluster import Server
+from tests.bank.test_cli import hearth as _hearth
+from workhearth.bank.server.store import PgBank, connect
+from workhearth.bank.server.users import add_user
 
 
 def _files_holding(server: Server, url: str, needle: bytes) -> list[str]:
@@ -147,8 +147,8 @@ def test_rows_a_running_transaction_still_sees_are_reported_not_claimed_gone(
 ) -> None:
     """VACUUM FULL keeps deleted rows an open snapshot may see: the purge tries again,
     then names what stayed; once that transaction ends, a purge removes them."""
-    from workhearth.team.purge import purge
-    from workhearth.team.users import remove_user
+    from workhearth.bank.server.purge import purge
+    from workhearth.bank.server.users import remove_user
 
     if pg_server.data is None:
         pytest.skip("HEARTH_TEST_PG_DATA is not set: the data files cannot be read")

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.bank.pg_cluster import Cluster, Server, pg_bindir
 from tests.ports import worker_tag
-from tests.team.pg_cluster import Cluster, Server, pg_bindir
 
 psycopg = pytest.importorskip("psycopg", reason="the team extra (psycopg) is not installed")
 

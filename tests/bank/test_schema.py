@@ -6,15 +6,15 @@ import threading
 
 import pytest
 
-from workhearth.errors import HearthError
-from workhearth.team import schema
-from workhearth.team.schema import (
+from workhearth.bank.server import schema
+from workhearth.bank.server.schema import (
     SEARCH_INDEXES,
     ensure_search_indexes,
     missing_search_indexes,
     prepare,
 )
-from workhearth.team.store import PgBank, connect
+from workhearth.bank.server.store import PgBank, connect
+from workhearth.errors import HearthError
 
 
 def test_fresh_install_migrates_and_builds_every_index(pg_url: str) -> None:

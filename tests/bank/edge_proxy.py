@@ -19,7 +19,7 @@ import socket
 import threading
 import time
 
-from tests.team.team_server import free_port
+from tests.bank.team_server import free_port
 
 
 def _read_message(sock: socket.socket, buf: bytearray) -> tuple[bytes, bytes] | None:

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.team.test_remote_queue import BankServer, client, server  # noqa: F401 (fixtures)
+from tests.bank.test_remote_queue import BankServer, client, server  # noqa: F401 (fixtures)
 from workhearth.app import Workhearth
+from workhearth.bank.client.facade import QUEUED, TeamBank
+from workhearth.bank.client.remote import BankRefused
 from workhearth.config import load_config
 from workhearth.errors import ConfigError, NotFoundError
-from workhearth.team.facade import QUEUED, BankMemory
-from workhearth.team.remote import BankRefused
 
 
 def _wh(home: Path, workspace: Path, token: str) -> Workhearth:
@@ -29,7 +29,7 @@ def test_the_bank_face_goes_to_the_server_and_the_rest_stays_local(
     server.start()
     wh = _wh(client.home, client.workspace, client.env["HEARTH_BANK_TOKEN"])
     memory = wh.memory
-    assert isinstance(memory, BankMemory)
+    assert isinstance(memory.team_bank, TeamBank)
     try:
         saved = memory.save("the staging database is reset every Monday", tags=["ops"])
         assert saved.layer == "team" and not saved.existed
@@ -54,7 +54,7 @@ def test_the_bank_face_goes_to_the_server_and_the_rest_stays_local(
         memory.delete(pending.id)  # the local one, by its id
         assert memory.list(layer="project")[0] == []
         with pytest.raises(BankRefused, match=r"refused it \(422\): level: must be one of") as info:
-            memory.bank.save({"content": "x", "level": "nope"}, "k1")
+            memory.team_bank.remote.save({"content": "x", "level": "nope"}, "k1")
         assert info.value.dead
     finally:
         memory.close()
@@ -66,14 +66,15 @@ def test_an_unreachable_bank_queues_and_search_says_so(
 ) -> None:
     wh = _wh(client.home, client.workspace, client.env["HEARTH_BANK_TOKEN"])
     memory = wh.memory
-    assert isinstance(memory, BankMemory)
+    team = memory.team_bank
+    assert isinstance(team, TeamBank)
     try:
         queued = memory.save("the on-call rota is in the wiki")
-        assert queued.layer == QUEUED and queued.id == memory.outbox.pending()[0].key
+        assert queued.layer == QUEUED and queued.id == team.outbox.pending()[0].key
         with pytest.raises(Exception, match=f"cannot reach the team bank {server.url}"):
             memory.search("rota")
         server.start()
-        report = memory.send_queued()
+        report = team.send_queued()
         assert list(report.sent) == [queued.id] and report.queued == []
         assert [h.text for h in memory.search("rota")] == ["the on-call rota is in the wiki"]
     finally:

@@ -9,7 +9,7 @@ from pathlib import Path
 import orjson
 
 from tests.e2e.conftest import HEARTH_CMD
-from workhearth.team.store import PgBank, connect
+from workhearth.bank.server.store import PgBank, connect
 
 
 def hearth(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

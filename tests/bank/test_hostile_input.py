@@ -20,12 +20,12 @@ import pytest
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp import Client
+from tests.bank.edge_proxy import EdgeProxy
+from tests.bank.team_server import TeamServer
 from tests.e2e.conftest import Hearth, make_hearth
-from tests.team.edge_proxy import EdgeProxy
-from tests.team.team_server import TeamServer
-from workhearth.team.queue import Outbox
-from workhearth.team.store import PgBank, connect
-from workhearth.team.users import add_user
+from workhearth.bank.client.queue import Outbox
+from workhearth.bank.server.store import PgBank, connect
+from workhearth.bank.server.users import add_user
 
 # Each refused by the text check: NUL, other C0 and C1 controls, lone surrogates.
 BAD_TEXT = ["\x00", "\x07", "\x1b", "\x85", "\x9f", "\ud800", "\udfff"]

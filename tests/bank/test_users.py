@@ -6,9 +6,9 @@ import hashlib
 
 import pytest
 
+from workhearth.bank.server.store import PgBank, connect
+from workhearth.bank.server.users import add_user, remove_user
 from workhearth.errors import NotFoundError, UsageError
-from workhearth.team.store import PgBank, connect
-from workhearth.team.users import add_user, remove_user
 
 KEY = bytes(range(32))
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.team.conftest import Server
-from tests.team.corpus import QUERIES, SENTENCES
+from tests.bank.conftest import Server
+from tests.bank.corpus import QUERIES, SENTENCES
+from workhearth.bank.server.crypto import BankCipher, read_key_file
+from workhearth.bank.server.store import PgBank, connect
+from workhearth.bank.server.users import add_user
 from workhearth.errors import CorruptDataError, EncryptionKeyError
-from workhearth.team.crypto import BankCipher, read_key_file
-from workhearth.team.store import PgBank, connect
-from workhearth.team.users import add_user
 
 KEY = bytes(range(32))
 

@@ -1,7 +1,7 @@
 """``RemoteBank``: the team bank's REST API (DESIGN §6 ``/v1/memory``) seen from a client.
 
 Errors come back as one line naming the server. What happened decides what a
-queued save does next (see :mod:`workhearth.team.queue`):
+queued save does next (see :mod:`workhearth.bank.client.queue`):
 
 - :class:`BankUnreachable`: no answer, a timeout, 408/429 or a 5xx — try again later;
 - :class:`BankRefused` with ``dead=True``: any other 4xx (400, 409, 413, 422, …):

@@ -19,11 +19,11 @@ import httpx
 import psycopg
 import pytest
 
-from tests.team.pg_cluster import Cluster, pg_bindir
-from tests.team.team_server import TeamServer
-from workhearth.team.pool import StorePool, StoreUnreachable
-from workhearth.team.store import PgBank, connect
-from workhearth.team.users import add_user
+from tests.bank.pg_cluster import Cluster, pg_bindir
+from tests.bank.team_server import TeamServer
+from workhearth.bank.server.pool import StorePool, StoreUnreachable
+from workhearth.bank.server.store import PgBank, connect
+from workhearth.bank.server.users import add_user
 
 DOWN_BOUND = 10.0  # seconds a request may take while the database is down
 BACK_BOUND = 15.0  # seconds until the first 200 once the database is back

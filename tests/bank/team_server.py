@@ -13,7 +13,7 @@ import httpx
 
 from tests import ports
 from tests.e2e.conftest import HEARTH_CMD
-from workhearth.team.store import connect
+from workhearth.bank.server.store import connect
 
 
 def free_port() -> int:

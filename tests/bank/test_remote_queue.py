@@ -2,7 +2,7 @@
 
 The server is the real ``hearth serve --store`` on a real PostgreSQL; rows are
 counted in the database itself. Two tests put a fault at the network edge
-(tests.team.edge_proxy) between the client and that server.
+(tests.bank.edge_proxy) between the client and that server.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ import httpx
 import orjson
 import pytest
 
+from tests.bank.edge_proxy import EdgeProxy
+from tests.bank.team_server import TeamServer as BankServer
+from tests.bank.team_server import free_port
 from tests.e2e.conftest import HEARTH_CMD, Hearth, make_hearth
-from tests.team.edge_proxy import EdgeProxy
-from tests.team.team_server import TeamServer as BankServer
-from tests.team.team_server import free_port
-from workhearth.team.queue import Outbox
-from workhearth.team.store import PgBank, connect
-from workhearth.team.users import add_user
+from workhearth.bank.client.queue import Outbox
+from workhearth.bank.server.store import PgBank, connect
+from workhearth.bank.server.users import add_user
 
 
 @pytest.fixture

@@ -21,6 +21,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from workhearth.bank.server import search as terms
+from workhearth.bank.server.crypto import BankCipher
 from workhearth.errors import EncryptionKeyError, HearthError, NotFoundError, UsageError
 from workhearth.memory.bank import (
     LIST_LIMIT_MAX,
@@ -33,13 +35,11 @@ from workhearth.memory.bank import (
 from workhearth.memory.plain_text import require_plain_text
 from workhearth.memory.search import DEFAULT_LIMIT, Hit, check_search
 from workhearth.memory.text import like_escape
-from workhearth.team import search as terms
-from workhearth.team.crypto import BankCipher
 
 try:
     import psycopg
 
-    from workhearth.team.pool import StorePool, StoreUnreachable, connect_timeout_of
+    from workhearth.bank.server.pool import StorePool, StoreUnreachable, connect_timeout_of
 except ImportError:  # pragma: no cover - exercised only without the extra
     psycopg = None  # type: ignore[assignment]
 
@@ -122,7 +122,7 @@ class PgBank:
     """The team bank. ``key``: 32 bytes to encrypt content and snippets at rest."""
 
     def __init__(self, url: str, *, key: bytes | None = None, max_size: int = 8) -> None:
-        from workhearth.team.schema import prepare
+        from workhearth.bank.server.schema import prepare
 
         self.cipher = BankCipher(key) if key is not None else None
         with connect(url) as conn:
@@ -178,7 +178,7 @@ class PgBank:
 
     # ------------------------------------------------------------- users
     def user_for_token(self, token: str) -> str | None:
-        from workhearth.team.users import user_for_token
+        from workhearth.bank.server.users import user_for_token
 
         try:
             with self._pool.connection() as conn:

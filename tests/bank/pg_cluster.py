@@ -1,7 +1,7 @@
 """A throwaway PostgreSQL cluster from Debian's binaries, that a test may stop and start.
 
 The session's shared server (conftest ``pg_server``) must never stop; a test that
-takes PostgreSQL away (tests/team/test_outage.py) makes one of these instead.
+takes PostgreSQL away (tests/bank/test_outage.py) makes one of these instead.
 """
 
 from __future__ import annotations

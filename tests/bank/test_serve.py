@@ -14,10 +14,10 @@ import pytest
 from mcp.client.streamable_http import streamable_http_client
 
 from mcp import Client
-from tests.team.team_server import TeamServer
-from workhearth.team.crypto import KEY_LEN
-from workhearth.team.store import PgBank, connect
-from workhearth.team.users import add_user
+from tests.bank.team_server import TeamServer
+from workhearth.bank.server.crypto import KEY_LEN
+from workhearth.bank.server.store import PgBank, connect
+from workhearth.bank.server.users import add_user
 
 NOT_FOUND = {"detail": "no such memory entry", "code": "not_found", "params": {}}
 INIT = {

@@ -8,9 +8,9 @@ from concurrent.futures import ThreadPoolExecutor
 import psycopg
 import pytest
 
+from workhearth.bank.server.store import NOT_FOUND, PgBank, connect
+from workhearth.bank.server.users import add_user
 from workhearth.errors import NotFoundError, UsageError
-from workhearth.team.store import NOT_FOUND, PgBank, connect
-from workhearth.team.users import add_user
 
 
 @pytest.fixture
