@@ -156,6 +156,17 @@ class HearthPaths:
         return self.home / "skills"
 
     @property
+    def cache(self) -> Path:
+        """Rebuildable things: deleting this folder loses nothing but time."""
+        return self.home / "cache"
+
+    @property
+    def office_profile(self) -> Path:
+        """The LibreOffice profile ``hearth check`` keeps between launches (a first launch
+        builds it, about a second; later ones reuse it)."""
+        return self.cache / "libreoffice-profile"
+
+    @property
     def session_index(self) -> Path:
         """Cache mapping session id → workspace folder, rebuilt by scanning."""
         return self.home / "sessions-index.json"
