@@ -12,6 +12,7 @@ from workhearth.config import Config, load_config
 from workhearth.paths import HearthPaths
 
 if TYPE_CHECKING:
+    from workhearth.check import Receipt
     from workhearth.memory.api import Memory
     from workhearth.sessions.store import SessionStore
     from workhearth.skills.library import SkillLibrary
@@ -48,10 +49,11 @@ class Workhearth:
 
         if self.config.bank.url:
             # Why here: one seam gives the CLI, the agent's tools and scripts the team
-            # bank when [bank] url is set (workhearth.team.facade says what goes where).
-            from workhearth.team.facade import BankMemory
+            # bank when [bank] url is set (workhearth.memory.api says what goes where).
+            from workhearth.bank.client.facade import TeamBank
 
-            return BankMemory(self.paths, self.workspace, self.config.memory, self.config.bank)
+            team = TeamBank(self.paths, self.config.bank)
+            return Memory(self.paths, self.workspace, self.config.memory, team_bank=team)
         return Memory(self.paths, self.workspace, self.config.memory)
 
     @cached_property
@@ -92,3 +94,12 @@ class Workhearth:
         """Check the workspace's trust again (after the user trusted it), skills with it."""
         self.__dict__.pop("trust", None)
         self.__dict__.pop("skills", None)
+
+    def check(self, *paths: Path | str, thumbnails: bool = True) -> list[Receipt]:
+        """``hearth check``: a receipt per office file (.docx .xlsx .pptx .pdf), relative
+        paths from the workspace; thumbnails under the cache (``receipt.thumbnails``)."""
+        from workhearth.check import Tools, check_file
+
+        tools = Tools.find(self.paths.office_profile)
+        thumbs = self.paths.cache / "check" if thumbnails else None
+        return [check_file(self.workspace / Path(p), tools, thumbs) for p in paths]

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from workhearth.cli import audit as audit_cmd
+from workhearth.cli import check as check_cmd
 from workhearth.cli import doctor as doctor_cmd
 from workhearth.cli import mcp as mcp_cmd
 from workhearth.cli import memory as memory_cmd
@@ -40,6 +41,7 @@ app.add_typer(team_cmd.app, name="team")
 app.command("run")(run_cmd.run)
 app.command("resume")(run_cmd.resume)
 app.command("audit")(audit_cmd.audit)
+app.command("check")(check_cmd.check)
 app.add_typer(workspace_cmd.app, name="workspace")
 app.command("doctor")(doctor_cmd.doctor)
 app.command("serve")(serve_cmd.serve)
@@ -74,10 +76,8 @@ def _fail(message: str, code: int) -> int:
 
 def run(argv: list[str] | None = None) -> int:
     """Console-script entry: exit codes, and one clear stderr line for every user error."""
-    from workhearth.cli import params
     from workhearth.errors import HearthError
 
-    params.install()  # Why: plain options without pydantic (~70 ms of every command)
     command = typer.main.get_command(app)
     try:
         result = command.main(args=argv, prog_name="hearth", standalone_mode=False)
