@@ -22,6 +22,7 @@ from workhearth.agent.changes import ChangeDetector
 from workhearth.agent.compact import Compactor
 from workhearth.agent.fences import fences_for
 from workhearth.agent.loop import Agent, Limits, Listener, RunResult, ToolEvent
+from workhearth.agent.receipts import OfficeChecker
 from workhearth.agent.retention import sweep_if_due
 from workhearth.agent.safefs import SafeFS
 from workhearth.agent.tools import (
@@ -37,10 +38,11 @@ from workhearth.agent.tools import (
 )
 from workhearth.agent.tools import task as task_tool
 from workhearth.agent.workspace import Workspaces
+from workhearth.check.render import Tools
 from workhearth.config import Tier
 from workhearth.errors import HearthError, UsageError
 from workhearth.models.streaming import ToolSpec
-from workhearth.shell.sandbox import NOT_INSTALLED
+from workhearth.shell.sandbox import NOT_INSTALLED, Sandbox
 from workhearth.shell.snapshot import Snapshot, capture
 from workhearth.trash import Trash
 
@@ -250,20 +252,8 @@ def build_agent(
         fences=fences_for(mode, roots, opts.env, policy.hide),
     )
     approver = opts.approver or TerminalApprover(opts.stdin, opts.stderr, yes=opts.yes)
-    sandbox = None
-    if mode == "quest":
-        sandbox = quest_sandbox(fs, private_tmp, opts.env, policy, wh.paths)
-        if sandbox is None and opts.stderr is not None:
-            print(f"hearth: quest mode: {NOT_INSTALLED}", file=opts.stderr)
-    if mode != "ask" and opts.snapshot is None:
-        # Why (DESIGN §5 Shell): the user's shell is captured at session start, so a
-        # broken or slow rc file is reported before any work, not mid-task.
-        # Why: a quest's commands must not see the keys in the user's environment.
-        opts.snapshot = capture(
-            wh.paths, str(wh.workspace), opts.env, withhold=mode == "quest", keep=policy.env
-        )
-        if opts.snapshot.warning and opts.stderr is not None:
-            print(f"hearth: {opts.snapshot.warning}", file=opts.stderr)
+    sandbox = _sandbox(wh, mode, fs, private_tmp, opts, policy)
+    _capture_shell(wh, mode, opts, policy)
     # Why: a resumed session keeps its active skill (and that skill's allowed-tools).
     skills = SkillState(wh.skills, state.active_skill)
     intro = None
@@ -281,38 +271,27 @@ def build_agent(
         policy=policy,
         env=opts.env,
         sandbox=sandbox,
-        # Why: one long command must not carry a quest past its time limit.
-        deadline=time.monotonic() + policy.max_seconds
-        if mode == "quest" and policy.max_seconds is not None
-        else None,
+        deadline=_command_deadline(mode, policy),
         skills=skills,
     )
     # Why (issue #18): "files changed" is what changed on disk around each call with side
     # effects, by whichever tool, never what the model asked for.
     ChangeDetector.for_context(ctx)
-    registry = default_registry()
-    registry.add(task_tool)
-    registry.add(activate_skill)
-    for extra in opts.extra_tools() if opts.extra_tools else ():
-        registry.add(extra)
+    # Why (issue #21): the office files a call produced are checked before the model hears back.
+    ctx.office = OfficeChecker(Tools.find(wh.paths.office_profile))
+    registry = _registry(opts)
     assert ctx.gate is not None
     tools = _StopWhenUnasked(registry.bind(ctx), ctx.gate)
     # Why: a resumed session keeps the prompt it started with unless the mode changed.
     system = state.system if state.mode == mode else None
     system = system or system_prompt(wh, fs, mode, task)
-    # Why: [quest] boundaries bind quest mode; with a person present only the step cap applies.
-    limits = (
-        Limits(policy.max_steps, policy.max_seconds, policy.max_cost)
-        if mode == "quest"
-        else Limits()
-    )
     agent = Agent(
         session=session,
         model=router,
         tools=tools,
         system=system,
         mode=mode,
-        limits=limits,
+        limits=_limits(mode, policy),
         listener=opts.listener,
         compactor=Compactor(),
     )
@@ -327,6 +306,56 @@ def build_agent(
         sub_opts = dataclasses.replace(opts, model=pinned)
         ctx.subagent = _subagent(wh, agent, ctx, registry, sub_opts, policy)
     return agent
+
+
+def _sandbox(
+    wh: Workhearth, mode: Mode, fs: SafeFS, private_tmp: Path, opts: RunOptions, policy: Policy
+) -> Sandbox | None:
+    """The quest sandbox for commands (None outside quest mode or when none is installed)."""
+    if mode != "quest":
+        return None
+    sandbox = quest_sandbox(fs, private_tmp, opts.env, policy, wh.paths)
+    if sandbox is None and opts.stderr is not None:
+        print(f"hearth: quest mode: {NOT_INSTALLED}", file=opts.stderr)
+    return sandbox
+
+
+def _capture_shell(wh: Workhearth, mode: Mode, opts: RunOptions, policy: Policy) -> None:
+    """Capture the user's shell into ``opts.snapshot`` unless the mode runs no commands."""
+    if mode == "ask" or opts.snapshot is not None:
+        return
+    # Why (DESIGN §5 Shell): the user's shell is captured at session start, so a
+    # broken or slow rc file is reported before any work, not mid-task.
+    # Why: a quest's commands must not see the keys in the user's environment.
+    opts.snapshot = capture(
+        wh.paths, str(wh.workspace), opts.env, withhold=mode == "quest", keep=policy.env
+    )
+    if opts.snapshot.warning and opts.stderr is not None:
+        print(f"hearth: {opts.snapshot.warning}", file=opts.stderr)
+
+
+def _command_deadline(mode: Mode, policy: Policy) -> float | None:
+    # Why: one long command must not carry a quest past its time limit.
+    if mode == "quest" and policy.max_seconds is not None:
+        return time.monotonic() + policy.max_seconds
+    return None
+
+
+def _registry(opts: RunOptions) -> ToolRegistry:
+    """The built-in tools, ``task``, ``activate_skill`` and the caller's extra tools."""
+    registry = default_registry()
+    registry.add(task_tool)
+    registry.add(activate_skill)
+    for extra in opts.extra_tools() if opts.extra_tools else ():
+        registry.add(extra)
+    return registry
+
+
+def _limits(mode: Mode, policy: Policy) -> Limits:
+    # Why: [quest] boundaries bind quest mode; with a person present only the step cap applies.
+    if mode == "quest":
+        return Limits(policy.max_steps, policy.max_seconds, policy.max_cost)
+    return Limits()
 
 
 def _tool_events(listener: Listener | None) -> Listener | None:

@@ -50,17 +50,23 @@ def _needed_height_pt(frame: Any, width_pt: float) -> float:
     return height
 
 
-def _overflow(shape: Any) -> str | None:
+def _overflow(shape: Any, slide_height: int = 0) -> str | None:
     from pptx.enum.text import MSO_AUTO_SIZE
 
     frame = shape.text_frame
     if not frame.text.strip() or shape.width is None or shape.height is None:
         return None
-    if frame.auto_size in (MSO_AUTO_SIZE.TEXT_TO_FIT_SHAPE, MSO_AUTO_SIZE.SHAPE_TO_FIT_TEXT):
-        return None  # the renderer shrinks the text, or grows the box, to fit
+    if frame.auto_size == MSO_AUTO_SIZE.TEXT_TO_FIT_SHAPE:
+        return None  # the renderer shrinks the text to fit
     inset = (frame.margin_left or 0) + (frame.margin_right or 0)
     width_pt = (shape.width - inset) / EMU_PER_PT
     box_pt = (shape.height - (frame.margin_top or 0) - (frame.margin_bottom or 0)) / EMU_PER_PT
+    if frame.auto_size == MSO_AUTO_SIZE.SHAPE_TO_FIT_TEXT:
+        if not slide_height or shape.top is None:
+            return None
+        # Why: the box grows to fit its text (python-pptx's text boxes all do), but the
+        # slide does not: the room is what lies between the box's top and the slide's foot.
+        box_pt = max(box_pt, (slide_height - shape.top) / EMU_PER_PT)
     needed = _needed_height_pt(frame, width_pt)
     if box_pt > 0 and needed > box_pt * OVERFLOW_FACTOR:
         return (
@@ -95,7 +101,7 @@ def slide_facts(path: Path) -> SlideFacts:
             said = _off_slide(shape, width, height) if width and height else None
             if shape.has_text_frame:
                 texts.append(shape.text_frame.text)
-                said = _overflow(shape) or said
+                said = _overflow(shape, height) or said
             if said:
                 facts.problems.append(Problem("layout", f"slide {number}", said))
     facts.text = "\n".join(texts)

@@ -70,10 +70,18 @@ def show(
     data = wh.sessions.read_transcript(session_id, count)
     warn(data.warnings)
     files = wh.sessions.files_changed(data.session_id)
+    from workhearth.tasks.service import transcript_status
+
+    # Why: how the last run ended (a failed task says why) is the first thing asked.
+    with wh.sessions.open(data.session_id) as session:
+        status, reason = transcript_status(session)
     if json:
-        print_json({**data.as_dict(), "files_changed": files.as_dict()})
+        print_json(
+            {**data.as_dict(), "status": status, "reason": reason, "files_changed": files.as_dict()}
+        )
         return
     print(f"session {data.session_id}: {data.returned} of {data.total} messages")
+    print(f"status: {status}" + (f" — {reason}" if reason else ""))
     for msg in data.messages:
         print(f"\n[{msg['role']}] {_text_of(msg)}")
     from workhearth.cli.sessions_view import print_changes

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 TRANSCRIPT = "transcript.jsonl"
 SNAPSHOT = "snapshot.zst"
 TOOL_OUTPUTS = "tool-outputs"
+RECEIPTS = "receipts"  # DESIGN §2: receipts/<sha256>.json, `hearth check` of produced files
+_RECEIPT_NAME = re.compile(r"^[0-9a-f]{64}(\.json|-[0-9]{1,3}\.png)$")
 # Why: rewrite the snapshot once the unsnapshotted tail is big enough to matter.
 SNAPSHOT_TAIL_BYTES = 1 << 20
 _CALL_ID = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
@@ -295,6 +297,41 @@ class Session:
         if cipher is not None:
             data = cipher.open_blob(f"tool-output:{call_id}", data)
         return data.decode("utf-8")
+
+    # ------------------------------------------------------------- receipts
+    def write_receipt_file(self, name: str, data: bytes) -> Path:
+        """Keep a receipt's file (``<sha256>.json``, ``<sha256>-<n>.png``) under
+        ``receipts/``, sealed like the transcript when the session is encrypted."""
+        path = self._receipt_path(name)
+        make_private_dir(path.parent)
+        cipher = self.cipher
+        if cipher is not None:
+            data = cipher.seal_blob(f"receipt:{name}", data)
+        atomic_write(path, data)
+        return path
+
+    def read_receipt_file(self, name: str) -> bytes:
+        data = self._receipt_path(name).read_bytes()
+        cipher = self.cipher
+        if cipher is not None:
+            data = cipher.open_blob(f"receipt:{name}", data)
+        return data
+
+    def receipt_names(self) -> list[str]:
+        """The receipts kept for this session (``<sha256>.json`` names), oldest first."""
+        folder = self.folder / RECEIPTS
+        try:
+            found = [p for p in folder.iterdir() if _RECEIPT_NAME.match(p.name)]
+        except FileNotFoundError:
+            return []
+        return [
+            p.name for p in sorted(found, key=lambda p: p.stat().st_mtime_ns) if p.suffix == ".json"
+        ]
+
+    def _receipt_path(self, name: str) -> Path:
+        if not _RECEIPT_NAME.match(name):
+            raise UsageError(f"bad receipt name {name!r}")
+        return self.folder / RECEIPTS / name
 
     # ---------------------------------------------------------------- resume
     def resume(self, format: Format = "anthropic") -> Resumed:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from workhearth.agent.approval import Approver
+from workhearth.agent.receipts import failing_products
 from workhearth.agent.runner import (
     MODES,
     RunOptions,
@@ -94,6 +95,29 @@ def transcript_status(
         return "failed", reason if isinstance(reason, str) else None
     messages = repair(state.messages).messages
     return ("stopped" if messages and messages[-1]["role"] == "user" else "done"), None
+
+
+def _products_hold_up(session: Session, reason: str, message: str | None) -> tuple[str, str | None]:
+    """Issue #21: a run that says it is done, while a file it produced (still there,
+    unchanged) fails its check, ends ``failed``, the reason naming file and problem."""
+    try:
+        failing = failing_products(session, Path(session.workspace))
+    except (HearthError, OSError) as exc:
+        log.warning("task %s: its files' receipts could not be read (%s)", session.id, exc)
+        return reason, message
+    if not failing:
+        return reason, message
+    words = "; ".join(f"{r['path']} {_first_problem(r)}" for r in failing[:3])
+    more = f" and {len(failing) - 3} more files" if len(failing) > 3 else ""
+    return "file_check", f"a file it produced fails its check: {words}{more}"
+
+
+def _first_problem(receipt: dict[str, Any]) -> str:
+    for problem in receipt.get("problems", []):
+        if problem.get("kind") != "skipped":
+            where = f" ({problem['where']})" if problem.get("where") else ""
+            return f"{problem.get('message', 'fails')}{where}"
+    return "fails"
 
 
 class TaskService:
@@ -430,6 +454,8 @@ class TaskService:
             session.close()
         if task.stop_requested and reason not in ("done", "nothing_to_do"):
             reason, message = "stopped", None
+        if reason == "done":
+            reason, message = _products_hold_up(session, reason, message)
         self._record(wh, session.id, reason, message)
         task.finish(reason, message)
 

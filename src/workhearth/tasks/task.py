@@ -44,6 +44,7 @@ _REASONS = {
     "time": "it reached its time limit ([quest] max_seconds)",
     "cost": "it reached its cost limit ([quest] max_cost)",
     "error": "it ended on an error",
+    "file_check": "a file it produced fails its check",
 }
 
 

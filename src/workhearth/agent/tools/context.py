@@ -24,6 +24,7 @@ from workhearth.shell.snapshot import Snapshot
 if TYPE_CHECKING:
     from workhearth.agent.changes import ChangeDetector
     from workhearth.agent.loop import RunResult
+    from workhearth.agent.receipts import OfficeChecker
     from workhearth.agent.tools.skills import SkillState
     from workhearth.memory.api import Memory
     from workhearth.sessions.store import SessionStore
@@ -106,6 +107,8 @@ class ToolContext:
     decided: Decision | None = field(default=None, repr=False)
     # Why (issue 18): what each call with side effects changed on disk; None: not tracked.
     changes: ChangeDetector | None = field(default=None, repr=False)
+    # Why (issue 21): office files a call produced are checked before the model hears back.
+    office: OfficeChecker | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.history is None:

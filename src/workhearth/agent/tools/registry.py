@@ -289,6 +289,8 @@ class ToolRegistry:
                 session=ctx.session,
             )
             result = dataclasses.replace(result, changes=tuple(changes))
+            if ctx.office is not None and changes:
+                result = ctx.office.after_call(ctx, result, changes)
         return ctx.decided or verdict.decision, result
 
     @staticmethod

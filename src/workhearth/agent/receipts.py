@@ -1,0 +1,121 @@
+"""Hearth checks the office files a tool call produced, before the model sees the result.
+
+After each call with side effects, every .docx/.xlsx/.pptx/.pdf it created or modified
+(agent/changes.py says which) is checked by :mod:`workhearth.check`, here in hearth's
+process and outside any sandbox: skill scripts never call hearth, and a check the
+model ran itself would be its own word. The verdict is added to the tool's result, so
+the model reads "FAILS: shows #DIV/0! (Sheet1!D4)" before it reports success, and the
+receipt (with its thumbnails) is kept in the session's ``receipts/`` folder, sealed
+when the session is encrypted (DESIGN §2).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+# Why these two modules only: the readers (lxml, pypdf, openpyxl, python-pptx) load
+# when a call produced an office file, not with every agent.
+from workhearth.check.receipt import FORMATS, Receipt
+from workhearth.check.render import Tools
+from workhearth.errors import HearthError
+
+if TYPE_CHECKING:
+    from workhearth.agent.changes import Change
+    from workhearth.agent.tools.context import ToolContext, ToolResult
+
+# Why a cap: a call that unpacked a hundred documents must not launch LibreOffice a
+# hundred times before the model hears back; the rest are named as not checked.
+MAX_PER_CALL = 5
+
+
+class OfficeChecker:
+    """Checks produced office files for one session (one per :class:`ToolContext`)."""
+
+    def __init__(self, tools: Tools) -> None:
+        self.tools = tools
+
+    def after_call(
+        self, ctx: ToolContext, result: ToolResult, changes: Sequence[Change]
+    ) -> ToolResult:
+        produced = [
+            c.path
+            for c in changes
+            if c.kind != "deleted" and c.entries is None and Path(c.path).suffix.lower() in FORMATS
+        ]
+        if not produced:
+            return result
+        lines = []
+        for shown in produced[:MAX_PER_CALL]:
+            lines.append(self._check_one(ctx, shown))
+        for shown in produced[MAX_PER_CALL:]:
+            lines.append(
+                f"{shown}: not checked (more than {MAX_PER_CALL} office files in one call)"
+            )
+        note = "\n".join(f"[hearth check] {line}" for line in lines)
+        return dataclasses.replace(result, content=f"{result.content}\n\n{note}")
+
+    def _check_one(self, ctx: ToolContext, shown: str) -> str:
+        from workhearth.check import check_file
+
+        path = Path(shown) if Path(shown).is_absolute() else ctx.workspace / shown
+        try:
+            with tempfile.TemporaryDirectory(prefix="hearth-receipt-") as tmp:
+                receipt = check_file(path, self.tools, Path(tmp))
+                self._keep(ctx, receipt, shown)
+        except (HearthError, OSError) as exc:
+            return f"{shown}: could not be checked ({exc})"
+        pages = f" · {receipt.pages} pages" if receipt.pages else ""
+        return f"{shown}: {receipt.verdict()}{pages}"
+
+    def _keep(self, ctx: ToolContext, receipt: Receipt, shown: str) -> None:
+        """The receipt and its thumbnails into the session (thumbnails named by sha256)."""
+        session = ctx.session
+        kept_thumbs = []
+        for n, thumb in enumerate(receipt.thumbnails, 1):
+            name = f"{receipt.sha256}-{n}.png"
+            session.write_receipt_file(name, Path(thumb).read_bytes())
+            kept_thumbs.append(name)
+        data = receipt.to_json()
+        data.update(
+            path=shown, thumbnails=kept_thumbs, call_id=ctx.call_id, tool_session=session.id
+        )
+        body = json.dumps(data, ensure_ascii=False, indent=1).encode("utf-8")
+        session.write_receipt_file(f"{receipt.sha256}.json", body)
+
+
+def kept_receipts(session: Any) -> list[dict[str, Any]]:
+    """Every receipt kept in ``session`` (decoded), oldest first; a damaged one skipped."""
+    out = []
+    for name in session.receipt_names():
+        try:
+            out.append(json.loads(session.read_receipt_file(name)))
+        except (OSError, ValueError, HearthError):
+            continue
+    return out
+
+
+def failing_products(session: Any, workspace: Path) -> list[dict[str, Any]]:
+    """The produced files that are still there, unchanged since a receipt failed them:
+    what makes a task end ``failed``. A file rewritten since (its latest receipt) or
+    deleted since does not count against the task."""
+    from workhearth.check import sha256_of
+
+    latest: dict[str, dict[str, Any]] = {}
+    for receipt in kept_receipts(session):
+        latest[receipt["path"]] = receipt
+    failing = []
+    for shown, receipt in latest.items():
+        if receipt.get("ok"):
+            continue
+        path = Path(shown) if Path(shown).is_absolute() else workspace / shown
+        try:
+            if sha256_of(path) == receipt.get("sha256"):
+                failing.append(receipt)
+        except OSError:
+            continue  # gone since: nothing the user will open
+    return failing

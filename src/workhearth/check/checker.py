@@ -1,0 +1,146 @@
+"""Checking one file: the formats' readers, the round trip and the thumbnails together."""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+import time
+from pathlib import Path
+
+from workhearth.check import glyphs
+from workhearth.check.package import Package, integrity, open_package
+from workhearth.check.pdf import pdf_facts
+from workhearth.check.receipt import FORMATS, Problem, Receipt
+from workhearth.check.render import RenderError, Tools, thumbnails, to_pdf
+from workhearth.check.sheet import sheet_facts
+from workhearth.check.slides import slide_facts
+from workhearth.check.word import word_facts
+from workhearth.errors import NotFoundError, UsageError
+
+TEXT_KEPT = 2000
+INSTALL_LIBREOFFICE = (
+    "LibreOffice (Debian: apt-get install libreoffice-writer libreoffice-calc libreoffice-impress)"
+)
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def check_file(path: Path, tools: Tools, thumbs: Path | None = None) -> Receipt:
+    """Check one file; thumbnails go to ``thumbs`` (none when it is None).
+
+    Raises :class:`UsageError` for a format it does not check and
+    :class:`NotFoundError` for a missing file; everything wrong *with* the file is a
+    problem in the receipt, never an exception.
+    """
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        raise UsageError(f"{path.name}: hearth check reads .docx, .xlsx, .pptx and .pdf files")
+    if not path.is_file():
+        raise NotFoundError(f"{path}: no such file")
+    started = time.perf_counter()
+    receipt = Receipt(path=str(path), format=fmt, sha256=sha256_of(path))
+    if fmt == "pdf":
+        _check_pdf(receipt, path, tools, thumbs)
+    else:
+        _check_office(receipt, path, tools, thumbs)
+    receipt.seconds = time.perf_counter() - started
+    return receipt
+
+
+def _check_pdf(receipt: Receipt, path: Path, tools: Tools, thumbs: Path | None) -> None:
+    facts = pdf_facts(path)
+    receipt.checked += ["parse", "fonts", "glyphs"]
+    receipt.pages, receipt.text = facts.pages, facts.text[:TEXT_KEPT]
+    receipt.problems += facts.problems
+    if facts.pages:
+        _thumbnails(receipt, path, tools, thumbs)
+
+
+def _check_office(receipt: Receipt, path: Path, tools: Tools, thumbs: Path | None) -> None:
+    package, problems = open_package(path)
+    receipt.problems += problems
+    if package is None:
+        return
+    try:
+        receipt.checked.append("package")
+        receipt.problems += integrity(package)
+        if any(p.kind == "opens" for p in receipt.problems):
+            return  # Why: reading the content of a broken package reports its breakage twice
+        _content(receipt, path, package)
+    finally:
+        package.close()
+    _render(receipt, path, tools, thumbs)
+
+
+def _content(receipt: Receipt, path: Path, package: Package) -> None:
+    try:
+        if receipt.format == "docx":
+            word = word_facts(package)
+            receipt.text, receipt.problems = word.text, receipt.problems + word.problems
+            receipt.tracked_changes, receipt.comments = word.tracked_changes, word.comments
+        elif receipt.format == "xlsx":
+            sheet = sheet_facts(path)
+            receipt.text, receipt.problems = sheet.text, receipt.problems + sheet.problems
+            receipt.formula_errors = sheet.formula_errors
+            receipt.checked.append("formulas")
+        else:
+            deck = slide_facts(path)
+            receipt.text, receipt.problems = deck.text, receipt.problems + deck.problems
+    except Exception as exc:  # Why: a reader library choking on a file is a verdict on it
+        receipt.problems.append(Problem("opens", "", f"cannot be read as {receipt.format}: {exc}"))
+        return
+    receipt.checked += ["layout", "glyphs"]
+    if not glyphs.available():
+        receipt.problems.append(Problem("skipped", "glyphs", "fontconfig is not installed"))
+    elif missing := glyphs.missing(receipt.text):
+        receipt.problems.append(
+            Problem("text", "", f"no installed font has a glyph for {glyphs.describe(missing)}")
+        )
+    receipt.text = receipt.text[:TEXT_KEPT]
+
+
+def _render(receipt: Receipt, path: Path, tools: Tools, thumbs: Path | None) -> None:
+    if tools.soffice is None:
+        receipt.problems.append(
+            Problem("skipped", "round trip", f"LibreOffice is not installed: {INSTALL_LIBREOFFICE}")
+        )
+        return
+    with tempfile.TemporaryDirectory(prefix="hearth-check-") as tmp:
+        try:
+            rendered = to_pdf(tools, path, Path(tmp))
+        except RenderError as exc:
+            receipt.problems.append(Problem("opens", "round trip", str(exc)))
+            return
+        receipt.checked.append("round trip")
+        facts = pdf_facts(rendered, what="rendered ")
+        receipt.pages = facts.pages
+        # Why only glyph problems: LibreOffice's export is ours, its fonts are embedded.
+        receipt.problems += [p for p in facts.problems if p.kind == "text"]
+        _thumbnails(receipt, rendered, tools, thumbs)
+
+
+def _thumbnails(receipt: Receipt, pdf: Path, tools: Tools, thumbs: Path | None) -> None:
+    if thumbs is None:
+        return
+    if tools.pdftoppm is None:
+        receipt.problems.append(
+            Problem(
+                "skipped",
+                "thumbnails",
+                "poppler is not installed (Debian: apt-get install poppler-utils)",
+            )
+        )
+        return
+    try:
+        made = thumbnails(tools, pdf, thumbs, receipt.sha256[:16])
+    except RenderError as exc:
+        receipt.problems.append(Problem("opens", "render", str(exc)))
+        return
+    receipt.checked.append("thumbnails")
+    receipt.thumbnails = [str(p) for p in made]
