@@ -180,6 +180,9 @@ def test_encrypted_session_round_trip_and_wrong_key(tmp_path: Path) -> None:
     s.append_message(user("TOP-SECRET-PLAN " * 100_000))  # big enough for a snapshot
     s.append("title", {"title": "SECRET-TITLE"})
     s.write_tool_output("c1", "SECRET-OUTPUT")
+    sha = "ab" * 32
+    s.write_receipt_file(f"{sha}.json", b'{"text": "SECRET-RECEIPT"}')
+    s.write_receipt_file(f"{sha}-1.png", b"\x89PNG SECRET-THUMB")
     s.close()
     for path in s.folder.rglob("*"):
         if path.is_file():
@@ -188,10 +191,17 @@ def test_encrypted_session_round_trip_and_wrong_key(tmp_path: Path) -> None:
                 b"TOP-SECRET" not in raw
                 and b"SECRET-TITLE" not in raw
                 and b"SECRET-OUTPUT" not in raw
+                and b"SECRET-RECEIPT" not in raw
+                and b"SECRET-THUMB" not in raw
             ), path
     assert (s.folder / SNAPSHOT).exists()
     again = enc.open(s.id)
     assert again.load().title == "SECRET-TITLE" and again.read_tool_output("c1") == "SECRET-OUTPUT"
+    # Issue #21: receipts and their thumbnails are sealed like the transcript (DESIGN §2).
+    assert again.receipt_names() == [f"{sha}.json"]
+    assert again.read_receipt_file(f"{sha}-1.png") == b"\x89PNG SECRET-THUMB"
+    with pytest.raises(UsageError):
+        again.read_receipt_file("../../transcript.jsonl")
     wrong = SessionStore(
         load_config({"HEARTH_HOME": str(home), "HEARTH_PASSPHRASE": "nope"}), tmp_path
     )
