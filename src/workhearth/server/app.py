@@ -40,7 +40,17 @@ from workhearth.mcp.http import mcp_http_app
 from workhearth.server import login
 from workhearth.server.deps import MemoryPool, allowed_methods
 from workhearth.server.errors import HttpError, error_response, status_code_word
-from workhearth.server.routes import audit, files, memory, sessions, skills, tasks, trash, trust
+from workhearth.server.routes import (
+    audit,
+    check,
+    files,
+    memory,
+    sessions,
+    skills,
+    tasks,
+    trash,
+    trust,
+)
 from workhearth.server.schemas import BODY_MAX, COMMON, ErrorOut, InfoOut, errors
 from workhearth.server.security import COOKIE, Auth, Guard, RequireLogin
 from workhearth.server.tasks import task_service
@@ -148,7 +158,7 @@ def create_app(
     _install_error_handlers(app)
     # Why no auth dependency: RequireLogin checks every /v1/ path before routing.
     api: dict[str, Any] = {"responses": errors(*COMMON)}
-    for module in (memory, sessions, skills, trash, audit, files, trust, tasks):
+    for module in (memory, sessions, skills, trash, audit, files, trust, tasks, check):
         app.include_router(module.router, **api)
     # /mcp: behind the same Guard; a plain ASGI route (a Mount would redirect /mcp to /mcp/).
     app.router.routes.append(Route("/mcp", endpoint=mcp_app))

@@ -1,0 +1,84 @@
+"""``POST /v1/check``: a receipt per office file, for files inside the authorized folders.
+
+The file is read through :class:`~workhearth.agent.safefs.SafeFS` (the agent's own
+confined reads: no link out, hearth's home refused) into a private copy, and the copy
+is checked, so what is checked is what was authorized at the moment it was read.
+Thumbnails are served by ``GET /v1/check/thumbnails/{name}``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import tempfile
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import Response
+
+from workhearth.agent.safefs import SafeFS
+from workhearth.agent.workspace import Workspaces
+from workhearth.api.check_models import CheckIn, ReceiptOut
+from workhearth.app import Workhearth
+from workhearth.check import FORMATS, Tools, check_file
+from workhearth.errors import NotFoundError, UsageError
+from workhearth.server.deps import hearth_dep
+
+router = APIRouter(prefix="/v1/check", tags=["check"])
+Hearth = Annotated[Workhearth, Depends(hearth_dep)]
+THUMBS = "/v1/check/thumbnails/"
+# Why a cap: LibreOffice reads the whole file; an API call must not hand it gigabytes.
+SIZE_MAX = 200 * 1024 * 1024
+_THUMB_NAME = re.compile(r"^[0-9a-f]{16}-[0-9]{1,3}\.png$")
+
+
+def _one(wh: Workhearth, fs: SafeFS, tools: Tools, given: str) -> dict[str, Any]:
+    name = posixpath.basename(given.replace("\\", "/"))
+    suffix = Path(name).suffix.lower()
+    if "\x00" in given or suffix not in FORMATS:
+        raise UsageError(
+            f"{name or given!r}: hearth check reads .docx, .xlsx, .pptx and .pdf files"
+        )
+    try:
+        if fs.stat(given).size > SIZE_MAX:
+            raise UsageError(f"{name}: larger than {SIZE_MAX >> 20} MB")
+        data = fs.read_bytes(given)
+    except FileNotFoundError:
+        raise NotFoundError(f"no file {name!r} in the authorized folders") from None
+    except OSError as exc:
+        raise UsageError(f"{name}: cannot be read ({exc.strerror or exc})") from None
+    with tempfile.TemporaryDirectory(prefix="hearth-check-") as tmp:
+        copy = Path(tmp) / f"file{suffix}"
+        copy.write_bytes(data)
+        receipt = check_file(copy, tools, wh.paths.cache / "check")
+    out = receipt.to_json()
+    out["path"] = given
+    out["thumbnails"] = [THUMBS + Path(t).name for t in receipt.thumbnails]
+    return out
+
+
+@router.post("", response_model=list[ReceiptOut])
+def check(body: CheckIn, wh: Hearth) -> list[dict[str, Any]]:
+    """Check each file (.docx .xlsx .pptx .pdf): opens, formulas, glyphs, layout, thumbnails."""
+    workspaces = Workspaces(wh.paths, current=wh.workspace)
+    roots = workspaces.roots()
+    if not roots:
+        raise UsageError("this workspace is not an authorized folder")
+    fs = SafeFS(roots, protected=workspaces.protected())
+    tools = Tools.find(wh.paths.office_profile)
+    return [_one(wh, fs, tools, given) for given in body.paths]
+
+
+@router.get("/thumbnails/{name}", response_class=Response)
+def thumbnail(name: str, wh: Hearth) -> Response:
+    """A thumbnail made by a check (PNG)."""
+    if not _THUMB_NAME.match(name):
+        raise NotFoundError("no such thumbnail")
+    try:
+        data = (wh.paths.cache / "check" / name).read_bytes()
+    except OSError:
+        raise NotFoundError("no such thumbnail") from None
+    return Response(
+        data, media_type="image/png", headers={"Cache-Control": "private, max-age=3600"}
+    )

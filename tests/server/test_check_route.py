@@ -1,0 +1,82 @@
+"""``POST /v1/check`` (DESIGN §6): receipts for files inside the authorized folders only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from docx import Document
+
+from tests.server.conftest import Served
+
+
+@pytest.fixture
+def report(served: Served) -> Path:
+    doc = Document()
+    doc.add_heading("Quarterly report", 1)
+    doc.add_paragraph("Sales grew 12 % in the third quarter. 销售额增长。")
+    path = served.workspace / "docs" / "report.docx"
+    path.parent.mkdir()
+    doc.save(str(path))
+    return path
+
+
+def test_a_file_in_the_workspace_gets_a_receipt_and_thumbnails(
+    served: Served, report: Path
+) -> None:
+    r = served.api.post("/v1/check", json={"paths": ["docs/report.docx"]})
+    assert r.status_code == 200, r.text
+    (receipt,) = r.json()
+    assert receipt["path"] == "docs/report.docx" and receipt["format"] == "docx"
+    assert receipt["ok"] is True, receipt["problems"]
+    assert receipt["pages"] == 1 and "Quarterly report" in receipt["text"]
+    assert str(served.workspace) not in r.text  # no filesystem path in the answer
+    (thumb,) = receipt["thumbnails"][:1]
+    assert thumb.startswith("/v1/check/thumbnails/")
+    png = served.api.get(thumb)
+    assert png.status_code == 200 and png.content.startswith(b"\x89PNG")
+    assert png.headers["content-type"] == "image/png"
+
+
+def test_a_broken_file_is_a_receipt_not_an_error(served: Served) -> None:
+    (served.workspace / "fake.xlsx").write_text("a,b\n1,2\n")
+    r = served.api.post("/v1/check", json={"paths": ["fake.xlsx"]})
+    assert r.status_code == 200, r.text
+    (receipt,) = r.json()
+    assert receipt["ok"] is False and receipt["problems"][0]["kind"] == "opens"
+
+
+def test_paths_outside_the_authorized_folders_are_refused(served: Served, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    Document().save(str(outside / "secret.docx"))
+    (served.workspace / "link.docx").symlink_to(outside / "secret.docx")
+    for given in (str(outside / "secret.docx"), "../elsewhere/secret.docx", "link.docx"):
+        r = served.api.post("/v1/check", json={"paths": [given]})
+        assert 400 <= r.status_code < 500, (given, r.text)
+        assert str(outside) not in r.text and str(tmp_path) not in r.text, r.text
+    home_file = served.home / "report.pdf"
+    home_file.write_bytes(b"%PDF-1.4\n")
+    r = served.api.post("/v1/check", json={"paths": [str(home_file)]})
+    assert 400 <= r.status_code < 500 and str(served.home) not in r.text
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        ({"paths": ["notes.txt"]}, 422),
+        ({"paths": ["missing.docx"]}, 404),
+        ({"paths": []}, 422),
+        ({"paths": ["a.pdf"] * 21}, 422),
+        ({}, 422),
+    ],
+)
+def test_bad_requests_get_a_clear_4xx(served: Served, body: dict, status: int) -> None:
+    r = served.api.post("/v1/check", json=body)
+    assert r.status_code == status, r.text
+    assert r.json()["code"] and r.json()["detail"]
+
+
+def test_thumbnail_names_cannot_leave_the_cache(served: Served) -> None:
+    for name in ("..%2Fserver.token", "x.png", "0123456789abcdef-1.png"):
+        assert served.api.get(f"/v1/check/thumbnails/{name}").status_code == 404
