@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from docx import Document
 
+from tests.e2e.test_agent_run import calls_reply, text_reply
 from tests.server.conftest import Served
+from tests.server.tasks_helpers import Api
 
 
 @pytest.fixture
@@ -80,3 +83,31 @@ def test_bad_requests_get_a_clear_4xx(served: Served, body: dict, status: int) -
 def test_thumbnail_names_cannot_leave_the_cache(served: Served) -> None:
     for name in ("..%2Fserver.token", "x.png", "0123456789abcdef-1.png"):
         assert served.api.get(f"/v1/check/thumbnails/{name}").status_code == 404
+
+
+def test_a_tasks_receipts_and_failure_reach_the_api(api_for: Callable[..., Api]) -> None:
+    """Issue #21: the office file a task wrote is checked; its receipt is listed under
+    the session, and the task that said "done" over a failing file is ``failed``."""
+    api = api_for(
+        [
+            calls_reply("openai", ("call_x", "write_file", {"path": "plan.pptx", "content": "x"})),
+            text_reply("openai", "The deck is ready."),
+        ]
+    )
+    sid = api.start(task="make plan.pptx", mode="quest")
+    with api.events(sid) as events:
+        seen = list(events)
+    done = seen[-1]
+    assert done.name == "done" and done.data["status"] == "failed", done.data
+    task = api.client.get(f"/v1/tasks/{sid}").json()
+    assert task["status"] == "failed" and "plan.pptx" in task["reason"]
+    assert "not a valid Office file" in task["reason"]
+    listed = api.client.get(f"/v1/sessions/{sid}/receipts")
+    assert listed.status_code == 200, listed.text
+    (receipt,) = listed.json()
+    assert receipt["path"] == "plan.pptx" and receipt["ok"] is False
+    assert receipt["call_id"] == "call_x" and receipt["thumbnails"] == []
+    assert api.client.get(f"/v1/sessions/{sid}/receipts/{'0' * 64}-1.png").status_code == 404
+    assert (
+        api.client.get(f"/v1/sessions/{sid}/receipts/..%2F..%2Ftranscript.jsonl").status_code == 404
+    )

@@ -160,6 +160,7 @@ def create_app(
     api: dict[str, Any] = {"responses": errors(*COMMON)}
     for module in (memory, sessions, skills, trash, audit, files, trust, tasks, check):
         app.include_router(module.router, **api)
+    app.include_router(check.session_router, **api)
     # /mcp: behind the same Guard; a plain ASGI route (a Mount would redirect /mcp to /mcp/).
     app.router.routes.append(Route("/mcp", endpoint=mcp_app))
 

@@ -15,8 +15,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
+from fastapi import Path as PathParam
 from fastapi.responses import Response
 
+from workhearth.agent.receipts import kept_receipts
 from workhearth.agent.safefs import SafeFS
 from workhearth.agent.workspace import Workspaces
 from workhearth.api.check_models import CheckIn, ReceiptOut
@@ -24,13 +26,20 @@ from workhearth.app import Workhearth
 from workhearth.check import FORMATS, Tools, check_file
 from workhearth.errors import NotFoundError, UsageError
 from workhearth.server.deps import hearth_dep
+from workhearth.server.schemas import ID_MAX
 
 router = APIRouter(prefix="/v1/check", tags=["check"])
+# Why a second router here: a session's receipts are the same shape, read from its folder.
+session_router = APIRouter(prefix="/v1/sessions", tags=["check"])
+SessionId = Annotated[
+    str, PathParam(max_length=ID_MAX, description="A session id (or unique prefix).")
+]
 Hearth = Annotated[Workhearth, Depends(hearth_dep)]
 THUMBS = "/v1/check/thumbnails/"
 # Why a cap: LibreOffice reads the whole file; an API call must not hand it gigabytes.
 SIZE_MAX = 200 * 1024 * 1024
 _THUMB_NAME = re.compile(r"^[0-9a-f]{16}-[0-9]{1,3}\.png$")
+_RECEIPT_THUMB = re.compile(r"^[0-9a-f]{64}-[0-9]{1,3}\.png$")
 
 
 def _one(wh: Workhearth, fs: SafeFS, tools: Tools, given: str) -> dict[str, Any]:
@@ -79,6 +88,32 @@ def thumbnail(name: str, wh: Hearth) -> Response:
         data = (wh.paths.cache / "check" / name).read_bytes()
     except OSError:
         raise NotFoundError("no such thumbnail") from None
+    return Response(
+        data, media_type="image/png", headers={"Cache-Control": "private, max-age=3600"}
+    )
+
+
+@session_router.get("/{session_id}/receipts", response_model=list[ReceiptOut])
+def receipts(session_id: SessionId, wh: Hearth) -> list[dict[str, Any]]:
+    """The receipts of the office files the session's tool calls produced, oldest first."""
+    with wh.sessions.open(session_id) as session:
+        found = kept_receipts(session)
+        base = f"/v1/sessions/{session.id}/receipts/"
+    for receipt in found:
+        receipt["thumbnails"] = [base + name for name in receipt.get("thumbnails", [])]
+    return found
+
+
+@session_router.get("/{session_id}/receipts/{name}", response_class=Response)
+def receipt_thumbnail(session_id: SessionId, name: str, wh: Hearth) -> Response:
+    """A thumbnail kept with a session's receipt (PNG; opened when the session is sealed)."""
+    if not _RECEIPT_THUMB.match(name):
+        raise NotFoundError("no such thumbnail")
+    with wh.sessions.open(session_id) as session:
+        try:
+            data = session.read_receipt_file(name)
+        except FileNotFoundError:
+            raise NotFoundError("no such thumbnail") from None
     return Response(
         data, media_type="image/png", headers={"Cache-Control": "private, max-age=3600"}
     )
