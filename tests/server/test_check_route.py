@@ -111,3 +111,29 @@ def test_a_tasks_receipts_and_failure_reach_the_api(api_for: Callable[..., Api])
     assert (
         api.client.get(f"/v1/sessions/{sid}/receipts/..%2F..%2Ftranscript.jsonl").status_code == 404
     )
+
+
+def test_a_produced_file_downloads_and_nothing_outside_does(
+    served: Served, report: Path, tmp_path: Path
+) -> None:
+    r = served.api.get("/v1/files/content", params={"path": "docs/report.docx"})
+    assert r.status_code == 200, r.text
+    assert r.content == report.read_bytes()
+    assert r.headers["content-type"] == "application/octet-stream"
+    assert r.headers["x-content-type-options"] == "nosniff"
+    assert r.headers["content-disposition"] == "attachment; filename*=UTF-8''report.docx"
+    (served.workspace / "page.html").write_text("<script>alert(1)</script>")
+    html = served.api.get("/v1/files/content", params={"path": "page.html"})
+    assert html.headers["content-disposition"].startswith("attachment")  # never rendered here
+    secret = tmp_path / "secret.txt"
+    secret.write_text("outside")
+    (served.workspace / "out").symlink_to(secret)
+    for given, status in (
+        ("../secret.txt", 422),
+        ("/etc/passwd", 422),
+        ("out", 404),
+        ("no.docx", 404),
+    ):
+        r = served.api.get("/v1/files/content", params={"path": given})
+        assert r.status_code == status, (given, r.text)
+        assert "outside" not in r.text and str(tmp_path) not in r.text

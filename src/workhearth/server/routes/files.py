@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import posixpath
 from typing import Annotated
+from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Query
+from fastapi.responses import Response
 
 from workhearth.agent.safefs import SafeFS
 from workhearth.agent.tools.search import SKIP_DIRS
 from workhearth.agent.workspace import Workspaces
+from workhearth.api.workbench_models import FilesOut
 from workhearth.app import Workhearth
-from workhearth.errors import HearthError, UsageError
+from workhearth.errors import HearthError, NotFoundError, UsageError
 from workhearth.server.deps import hearth_dep
-from workhearth.server.schemas import PATH_MAX, FilesOut
+from workhearth.server.schemas import PATH_MAX, errors
 
 router = APIRouter(prefix="/v1/files", tags=["files"])
 Hearth = Annotated[Workhearth, Depends(hearth_dep)]
@@ -28,6 +31,7 @@ LIMIT_MAX = 1000
 # Why a cap on what is looked at, not only on what is returned: a prefix that matches
 # nothing in a huge tree must not walk all of it.
 VISIT_MAX = 20_000
+DOWNLOAD_MAX = 200 * 1024 * 1024
 
 
 @router.get("", response_model=FilesOut)
@@ -71,3 +75,42 @@ def list_files(
         # matches nothing.
         return {"files": [], "truncated": False}
     return {"files": files, "truncated": False}
+
+
+@router.get("/content", response_class=Response, responses=errors(404, 422))
+def file_content(
+    wh: Hearth,
+    path: Annotated[
+        str, Query(min_length=1, max_length=PATH_MAX, description="Relative to the workspace.")
+    ],
+) -> Response:
+    """A workspace file's bytes, as a download (a produced report, for the user to open).
+
+    Why a download and never inline: a file the agent wrote must not run as a page of
+    this origin (an .html or .svg would); ``nosniff`` keeps browsers from guessing.
+    """
+    if "\x00" in path or path.startswith("/") or ".." in path.split("/"):
+        raise UsageError("path must be relative to the workspace, without ..")
+    workspaces = Workspaces(wh.paths, current=wh.workspace)
+    roots = workspaces.roots()
+    if not roots or roots[0] != wh.workspace:
+        raise NotFoundError("no such file in the workspace")
+    fs = SafeFS(roots[:1], protected=workspaces.protected())
+    try:
+        if fs.stat(path).size > DOWNLOAD_MAX:
+            raise UsageError(f"larger than {DOWNLOAD_MAX >> 20} MB")
+        data = fs.read_bytes(path)
+    except (OSError, HearthError) as exc:
+        if isinstance(exc, UsageError):
+            raise
+        raise NotFoundError("no such file in the workspace") from None
+    name = posixpath.basename(path)
+    return Response(
+        data,
+        media_type="application/octet-stream",
+        headers={
+            "Content-Disposition": f"attachment; filename*=UTF-8''{quote(name)}",
+            "X-Content-Type-Options": "nosniff",
+            "Cache-Control": "no-store",
+        },
+    )
