@@ -1,5 +1,6 @@
 // English and Chinese strings. The browser's language by default; the header switch is remembered.
 // Each area keeps its own strings beside this file (strings-*.js: { en: {...}, zh: {...} }).
+import CHECK from "./strings-check.js";
 import ERRORS from "./strings-errors.js";
 import LIVE from "./strings-live.js";
 import VIEWS from "./strings-views.js";
@@ -280,7 +281,7 @@ const STRINGS = {
     "audit.summary": "摘要",
   },
 };
-for (const extra of [ERRORS, LIVE, VIEWS]) for (const lang of ["en", "zh"]) Object.assign(STRINGS[lang], extra[lang]);
+for (const extra of [CHECK, ERRORS, LIVE, VIEWS]) for (const lang of ["en", "zh"]) Object.assign(STRINGS[lang], extra[lang]);
 
 const KEY = "hearth.lang";
 

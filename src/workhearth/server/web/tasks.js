@@ -151,18 +151,85 @@ async function renderFiles(box, id) {
   if (files.untracked) box.append(h("p", { class: "muted small", text: t("tasks.filesUntracked") }));
 }
 
+// Why (issue #21): hearth checked each office file the task produced, outside the
+// model's reach; the latest receipt per file is what the user gets, with its pictures.
+async function renderReceipts(box, id) {
+  let receipts;
+  try {
+    receipts = await api(`/v1/sessions/${q(id)}/receipts`);
+  } catch {
+    receipts = [];
+  }
+  clear(box);
+  const latest = new Map();
+  for (const r of Array.isArray(receipts) ? receipts : []) latest.set(r.path, r);
+  if (!latest.size) return;
+  box.append(h("h3", { text: t("check.title") }));
+  const list = h("ul", { class: "receipts" });
+  for (const r of latest.values()) {
+    const failing = r.problems.filter((p) => p.kind !== "skipped");
+    const skipped = r.problems.filter((p) => p.kind === "skipped");
+    const facts = [
+      r.pages ? counted("check.pages", r.pages) : "",
+      r.tracked_changes ? counted("check.changes", r.tracked_changes) : "",
+      r.comments ? counted("check.comments", r.comments) : "",
+    ].filter(Boolean);
+    list.appendChild(
+      h(
+        "li",
+        { class: `receipt ${r.ok ? "receipt-ok" : "receipt-fails"}`, "data-path": r.path },
+        h(
+          "div",
+          { class: "receipt-head" },
+          h("code", { text: r.path }),
+          h("span", { class: `badge ${r.ok ? "badge-ok" : "badge-fails"}`, text: t(r.ok ? "check.ok" : "check.fails") }),
+          facts.length ? h("span", { class: "muted small", text: facts.join(" · ") }) : null,
+          r.path.startsWith("/")
+            ? null
+            : h("a", {
+                class: "btn btn-small receipt-download",
+                href: `/v1/files/content?path=${q(r.path)}`,
+                download: r.path.split("/").pop(),
+                text: t("check.download"),
+              }),
+        ),
+        failing.length
+          ? h(
+              "ul",
+              { class: "receipt-problems" },
+              failing.map((p) =>
+                h("li", {}, h("span", { class: "badge", text: t(`check.kind.${p.kind}`) }), " ", p.where ? h("code", { text: p.where }) : null, " ", p.message),
+              ),
+            )
+          : null,
+        skipped.length ? h("p", { class: "muted small", text: t("check.skipped", { what: skipped.map((p) => p.where || p.message).join(", ") }) }) : null,
+        r.thumbnails.length
+          ? h(
+              "div",
+              { class: "receipt-thumbs" },
+              r.thumbnails.map((src, i) => h("img", { src, loading: "lazy", alt: t("check.thumbnail", { n: i + 1, path: r.path }) })),
+            )
+          : null,
+      ),
+    );
+  }
+  box.append(list);
+}
+
 async function showTask(id) {
   clear(section);
   const status = h("span", { class: "task-status" });
   const controls = h("div", { class: "actions" });
   const thread = h("div", { class: "thread", "aria-label": t("tasks.transcript") });
   const files = h("div", { class: "files-box" });
+  const produced = h("div", { class: "receipts-box" });
   const audit = h("div", { class: "audit-box", hidden: true });
   const title = h("h2", { class: "task-title", text: id });
   section.append(
     h("a", { href: "#/tasks", class: "back", text: `← ${t("tasks.all")}` }),
     h("div", { class: "task-head" }, h("div", {}, title, h("div", { class: "muted small mono", text: id })), status, controls),
     thread,
+    produced,
     files,
     audit,
   );
@@ -236,6 +303,7 @@ async function showTask(id) {
         stream = null;
         setStatus(end?.status || "done", outcomeText(end));
         renderFiles(files, id);
+        renderReceipts(produced, id);
       },
     });
   };
