@@ -3,22 +3,85 @@
 Library code never reads environment variables itself; :func:`load_config` is the
 one place that does, and it takes the environment as an argument so tests can
 hand it a dict.
+
+Reading goes in two steps. *Parse*: each table of ``config.toml`` is converted by
+msgspec into a typed struct (``_Table`` subclasses, which mirror the file and reject
+unknown keys); a value of the wrong type or range becomes one line naming the file,
+the table and the key (``…/config.toml: [memory] user_budget must be a positive
+integer``), never a validation dump. *Resolve*: the structs and the environment make
+the frozen config objects the rest of hearth is given (defaults, keys read from the
+variables the file names, transports inferred).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from types import UnionType
+from typing import Annotated, Literal, TypeVar, Union, get_args, get_origin
+
+import msgspec
 
 from workhearth.errors import ConfigError
 from workhearth.paths import HearthPaths
 
 FsyncPolicy = Literal["always", "turn", "never"]
 FSYNC_POLICIES: tuple[FsyncPolicy, ...] = ("always", "turn", "never")
+ProviderName = Literal["openai", "anthropic"]
+Tier = Literal["light", "strong"]
+PROVIDERS: tuple[ProviderName, ...] = ("openai", "anthropic")
+TIERS: tuple[Tier, ...] = ("light", "strong")
+McpTransport = Literal["stdio", "http", "sse"]
+MCP_TRANSPORTS: tuple[McpTransport, ...] = ("stdio", "http", "sse")
+LANGUAGES = ("zh", "en")
+DEFAULT_BASE_URLS: Mapping[str, str] = {
+    "openai": "https://api.openai.com/v1",
+    "anthropic": "https://api.anthropic.com",
+}
+DEFAULT_KEY_ENVS: Mapping[str, str] = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
+_BASE_URL_ENVS: Mapping[str, str] = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
+BANK_TOKEN_ENV = "HEARTH_BANK_TOKEN"
+# Why: only the user's own config.toml may vouch for a server (DESIGN §5 Trust).
+MCP_USER_KEYS = frozenset({"trust", "read_only_tools"})
+
+# The file's value types; each carries the words its one-line error uses.
+PositiveInt = Annotated[int, msgspec.Meta(gt=0, description="a positive integer")]
+Count = Annotated[int, msgspec.Meta(ge=0, description="an integer of at least 0")]
+Days = Annotated[int, msgspec.Meta(ge=0, description="a whole number of days (0 keeps forever)")]
+Seconds = Annotated[float, msgspec.Meta(gt=0, description="a positive number of seconds")]
+Price = Annotated[float, msgspec.Meta(ge=0, description="a number of at least 0")]
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1, description="a non-empty string")]
+Name = Annotated[str, msgspec.Meta(description="a name")]
+ModelName = Annotated[str, msgspec.Meta(description="a model name")]
+PathText = Annotated[str, msgspec.Meta(min_length=1, description="a path")]
+HttpUrl = Annotated[
+    str, msgspec.Meta(pattern=r"^https?://", description="an http:// or https:// URL")
+]
+Strings = Annotated[tuple[str, ...], msgspec.Meta(description="a list of strings")]
+StringTable = Annotated[dict[str, str], msgspec.Meta(description="a table of strings")]
+ToolNames = Annotated[tuple[NonEmpty, ...], msgspec.Meta(description="a list of tool names")]
+HostNames = Annotated[
+    tuple[Annotated[str, msgspec.Meta(pattern=r"\S")], ...],
+    msgspec.Meta(description="a list of host names"),
+]
+Servers = Annotated[dict[str, object], msgspec.Meta(description="a table of servers")]
+
+
+def _one_of(choices: tuple[str, ...]) -> str:
+    quoted = [f'"{c}"' for c in choices]
+    return f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+
+
+class _Table(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A table of ``config.toml`` as typed fields; unknown keys are refused."""
+
+
+# ----------------------------------------------------------------- the config objects
 
 
 @dataclass(frozen=True)
@@ -36,40 +99,29 @@ class EncryptionConfig:
     passphrase: str | None = field(default=None, repr=False)
 
 
-@dataclass(frozen=True)
-class MemoryConfig:
-    """Budgets are in tokens (counted offline). ``maintenance = "manual"`` silences reflection."""
+class MemoryConfig(_Table, frozen=True, kw_only=True):
+    """``[memory]``: budgets are in tokens (counted offline).
 
-    project_budget: int = 40_000
-    user_budget: int = 10_000
-    project_capacity: int = 200_000
-    user_capacity: int = 50_000
+    ``maintenance = "manual"`` silences reflection.
+    """
+
+    project_budget: PositiveInt = 40_000
+    user_budget: PositiveInt = 10_000
+    project_capacity: PositiveInt = 200_000
+    user_capacity: PositiveInt = 50_000
     maintenance: Literal["auto", "manual"] = "auto"
 
 
-@dataclass(frozen=True)
-class RetentionConfig:
+class RetentionConfig(_Table, frozen=True):
     """``[retention]``: how many days each kind of leftover is kept; 0 keeps it forever.
 
     Transcripts and memory have no retention: they are the user's record.
     """
 
-    trash_days: int = 30
-    file_history_days: int = 30
-    tool_outputs_days: int = 30
-    audit_days: int = 90
-
-
-ProviderName = Literal["openai", "anthropic"]
-Tier = Literal["light", "strong"]
-PROVIDERS: tuple[ProviderName, ...] = ("openai", "anthropic")
-TIERS: tuple[Tier, ...] = ("light", "strong")
-DEFAULT_BASE_URLS: Mapping[str, str] = {
-    "openai": "https://api.openai.com/v1",
-    "anthropic": "https://api.anthropic.com",
-}
-DEFAULT_KEY_ENVS: Mapping[str, str] = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHROPIC_API_KEY"}
-_BASE_URL_ENVS: Mapping[str, str] = {"openai": "OPENAI_BASE_URL", "anthropic": "ANTHROPIC_BASE_URL"}
+    trash_days: Days = 30
+    file_history_days: Days = 30
+    tool_outputs_days: Days = 30
+    audit_days: Days = 90
 
 
 @dataclass(frozen=True)
@@ -118,10 +170,6 @@ class ModelsConfig:
         return bool(self.default or self.entries)
 
 
-McpTransport = Literal["stdio", "http", "sse"]
-MCP_TRANSPORTS: tuple[McpTransport, ...] = ("stdio", "http", "sse")
-
-
 @dataclass(frozen=True)
 class McpServerConfig:
     """One MCP server hearth's agent may use: ``[mcp.servers.NAME]`` or a ``.mcp.json`` entry.
@@ -164,103 +212,6 @@ class McpConfig:
     tool_tokens: int = 8_000
 
 
-_MCP_KEYS = frozenset({"servers", "call_timeout", "start_budget", "max_tools", "tool_tokens"})
-_MCP_SERVER_KEYS = frozenset({"type", "command", "args", "env", "url", "headers", "timeout"})
-# Why: only the user's own config.toml may vouch for a server (DESIGN §5 Trust).
-MCP_USER_KEYS = frozenset({"trust", "read_only_tools"})
-
-
-def _str_map(value: object, where: str) -> dict[str, str]:
-    if not isinstance(value, Mapping) or not all(isinstance(v, str) for v in value.values()):
-        raise ConfigError(f"{where} must be a table of strings")
-    return {str(k): v for k, v in value.items()}
-
-
-def _seconds(value: object, where: str) -> float:
-    if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
-        raise ConfigError(f"{where} must be a positive number of seconds")
-    return float(value)
-
-
-def mcp_server_config(
-    name: str, table: Mapping[str, object], source: str, where: str, *, user: bool = False
-) -> McpServerConfig:
-    """One server's table (``config.toml`` or ``.mcp.json``), checked; ``where`` prefixes errors.
-
-    ``user``: the table comes from the user's own ``config.toml``, so ``trust`` and
-    ``read_only_tools`` are accepted there (and only there).
-    """
-    unknown = sorted(set(table) - _MCP_SERVER_KEYS - (MCP_USER_KEYS if user else frozenset()))
-    if unknown:
-        raise ConfigError(f"{where} has unknown keys: {', '.join(unknown)}")
-    kind = table.get("type")
-    if kind == "streamable-http":
-        kind = "http"
-    if kind is None:
-        kind = "stdio" if "command" in table else "http" if "url" in table else None
-    if kind not in MCP_TRANSPORTS:
-        raise ConfigError(
-            f'{where} needs a command (stdio) or a url (http); type must be "stdio", "http" '
-            f'or "sse", not {table.get("type")!r}'
-        )
-    command, url = table.get("command"), table.get("url")
-    if kind == "stdio" and (not isinstance(command, str) or not command):
-        raise ConfigError(f"{where} command must be a non-empty string")
-    if kind != "stdio" and (
-        not isinstance(url, str) or not url.startswith(("http://", "https://"))
-    ):
-        raise ConfigError(f"{where} url must be an http:// or https:// URL")
-    args = table.get("args", [])
-    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        raise ConfigError(f"{where} args must be a list of strings")
-    trust = table.get("trust", False)
-    if not isinstance(trust, bool):
-        raise ConfigError(f"{where} trust must be true or false")
-    read_only_tools = table.get("read_only_tools", [])
-    if not isinstance(read_only_tools, list) or not all(
-        isinstance(t, str) and t for t in read_only_tools
-    ):
-        raise ConfigError(f"{where} read_only_tools must be a list of tool names")
-    return McpServerConfig(
-        name=name,
-        transport=kind,
-        source=source,
-        command=command if kind == "stdio" else None,  # type: ignore[arg-type]
-        args=tuple(args),
-        env=_str_map(table.get("env", {}), f"{where} env"),
-        url=url if kind != "stdio" else None,  # type: ignore[arg-type]
-        headers=_str_map(table.get("headers", {}), f"{where} headers"),
-        timeout=_seconds(table["timeout"], f"{where} timeout") if "timeout" in table else None,
-        trust=trust,
-        read_only_tools=tuple(read_only_tools),
-    )
-
-
-def _mcp_config(section: Mapping[str, object], path: Path) -> McpConfig:
-    unknown = sorted(set(section) - _MCP_KEYS)
-    if unknown:
-        raise ConfigError(f"{path}: [mcp] has unknown keys: {', '.join(unknown)}")
-    servers = _section(section, "servers", path)
-    parsed: dict[str, McpServerConfig] = {}
-    for name, table in servers.items():
-        where = f"{path}: [mcp.servers.{name}]"
-        if not isinstance(table, Mapping):
-            raise ConfigError(f"{where} must be a table")
-        parsed[name] = mcp_server_config(name, table, str(path), where, user=True)
-    counts = {}
-    for key in ("max_tools", "tool_tokens"):
-        value = section.get(key, getattr(McpConfig, key))
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ConfigError(f"{path}: [mcp] {key} must be an integer of at least 0")
-        counts[key] = value
-    return McpConfig(
-        servers=parsed,
-        call_timeout=_seconds(section.get("call_timeout", 60.0), f"{path}: [mcp] call_timeout"),
-        start_budget=_seconds(section.get("start_budget", 5.0), f"{path}: [mcp] start_budget"),
-        **counts,
-    )
-
-
 @dataclass(frozen=True)
 class BankConfig:
     """``[bank]``: a remote team bank this machine saves to and searches (issue #13).
@@ -278,61 +229,14 @@ class BankConfig:
     source: str = ""  # the config file it came from, for messages
 
 
-_BANK_KEYS = frozenset({"url", "token_env", "token_file", "timeout"})
-BANK_TOKEN_ENV = "HEARTH_BANK_TOKEN"
-
-
-def _bank_config(section: Mapping[str, object], env: Mapping[str, str], path: Path) -> BankConfig:
-    where = f"{path}: [bank]"
-    if "token" in section:
-        raise ConfigError(
-            f"{where} must not hold the token itself: name a variable with token_env "
-            "or a file with token_file"
-        )
-    unknown = sorted(set(section) - _BANK_KEYS)
-    if unknown:
-        raise ConfigError(f"{where} has unknown keys: {', '.join(unknown)}")
-    url = section.get("url")
-    if url is None:
-        return BankConfig(source=str(path))
-    if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-        raise ConfigError(f"{where} url must be an http:// or https:// URL")
-    if "token_env" in section and "token_file" in section:
-        raise ConfigError(f"{where} takes token_env or token_file, not both")
-    for key in ("token_env", "token_file"):
-        if key in section and (not isinstance(section[key], str) or not section[key]):
-            raise ConfigError(f"{where} {key} must be a non-empty string")
-    token: str | None
-    if "token_file" in section:
-        token_path = Path(str(section["token_file"])).expanduser()
-        if not token_path.is_absolute():
-            token_path = path.parent / token_path
-        source = f"the token file {token_path} ([bank] token_file in {path})"
-        try:
-            token = token_path.read_text(encoding="utf-8").strip() or None
-        except (OSError, UnicodeDecodeError):
-            token = None
-    else:
-        name = str(section.get("token_env") or BANK_TOKEN_ENV)
-        source = f"the variable {name} ([bank] in {path})"
-        token = env.get(name, "").strip() or None
-    return BankConfig(
-        url=url.rstrip("/"),
-        token=token,
-        token_source=source,
-        timeout=_seconds(section.get("timeout", 10.0), f"{where} timeout"),
-        source=str(path),
-    )
-
-
 @dataclass(frozen=True)
 class Config:
     home: Path
     fsync: FsyncPolicy = "turn"
     encryption: EncryptionConfig = EncryptionConfig()
-    memory: MemoryConfig = MemoryConfig()
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
     models: ModelsConfig = ModelsConfig()
-    retention: RetentionConfig = RetentionConfig()
+    retention: RetentionConfig = field(default_factory=RetentionConfig)
     mcp: McpConfig = McpConfig()
     bank: BankConfig = BankConfig()
     raw: Mapping[str, object] = field(default_factory=dict, repr=False)
@@ -348,6 +252,322 @@ class Config:
     @property
     def paths(self) -> HearthPaths:
         return HearthPaths(self.home)
+
+
+# ------------------------------------------------------------ the file, table by table
+
+
+class _SessionsTable(_Table, frozen=True, kw_only=True):
+    fsync: FsyncPolicy = "turn"
+
+
+class _EncryptionTable(_Table, frozen=True, kw_only=True):
+    enabled: bool = False
+    key_file: PathText | None = None
+    keyring_service: Name | None = None
+
+
+class _ModelTable(_Table, frozen=True, kw_only=True):
+    """``[models.NAME]``: one model; ``model`` defaults to NAME, the rest to the provider's."""
+
+    provider: ProviderName
+    model: NonEmpty | None = None
+    base_url: NonEmpty | None = None
+    api_key_env: NonEmpty | None = None
+    tier: Tier = "strong"
+    context_window: PositiveInt | None = None
+    max_tokens: PositiveInt | None = None
+    thinking_budget: PositiveInt | None = None
+    price_in: Price | None = None
+    price_out: Price | None = None
+
+
+class _ModelsTable(_Table, frozen=True, kw_only=True):
+    """``[models]`` less its sub-tables (the models) and ``[models.context_windows]``."""
+
+    default: ModelName | None = None
+    timeout: Seconds = 120.0
+    max_retries: Count = 4
+
+
+class _McpServerTable(_Table, frozen=True, kw_only=True):
+    """A server as ``.mcp.json`` may give it; the transport is inferred when ``type`` is absent."""
+
+    type: Literal["stdio", "http", "sse", "streamable-http"] | None = None
+    command: NonEmpty | None = None
+    args: Strings = ()
+    env: StringTable = {}
+    url: HttpUrl | None = None
+    headers: StringTable = {}
+    timeout: Seconds | None = None
+
+
+class _UserMcpServerTable(_McpServerTable, frozen=True, kw_only=True):
+    """``[mcp.servers.NAME]``: also the user's own word on the server."""
+
+    trust: bool = False
+    read_only_tools: ToolNames = ()
+
+
+class _McpTable(_Table, frozen=True, kw_only=True):
+    servers: Servers = {}  # each server is read on its own, so its errors name it
+    call_timeout: Seconds = 60.0
+    start_budget: Seconds = 5.0
+    max_tools: Count = 40
+    tool_tokens: Count = 8_000
+
+
+class _BankTable(_Table, frozen=True, kw_only=True):
+    url: HttpUrl | None = None
+    token_env: NonEmpty | None = None
+    token_file: NonEmpty | None = None
+    timeout: Seconds = 10.0
+
+
+class _UiTable(_Table, frozen=True, kw_only=True):
+    language: Literal["zh", "en"] | None = None
+
+
+class _ServerTable(_Table, frozen=True, kw_only=True):
+    allowed_hosts: HostNames = ()
+
+
+class _TeamTable(_Table, frozen=True, kw_only=True):
+    key_file: PathText | None = None
+
+
+_T = TypeVar("_T", bound=_Table)
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_ERROR_AT = re.compile(r"at `\$\.(\w+)")
+_MISSING = re.compile(r"missing required field `(\w+)`")
+
+
+def _key(name: object) -> str:
+    """A key as TOML writes it: bare when it can be, else quoted (so always one line)."""
+    text = str(name)
+    return text if _BARE_KEY.fullmatch(text) else json.dumps(text, ensure_ascii=False)
+
+
+def _convert(table: object, kind: type[_T], where: str) -> _T:
+    """``table`` as ``kind``, or a :class:`ConfigError` of one line starting with ``where``."""
+    if not isinstance(table, Mapping):
+        raise ConfigError(f"{where} must be a table")
+    unknown = sorted(_key(k) for k in set(table) - set(kind.__struct_fields__))
+    if unknown:
+        raise ConfigError(f"{where} has unknown keys: {', '.join(unknown)}")
+    try:
+        return msgspec.convert(table, kind, strict=True)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(_explain(str(exc), table, kind, where)) from None
+
+
+def _rule(kind: type[_Table], key: str) -> tuple[str, bool] | None:
+    """How the rule for ``key`` of ``kind`` reads, and whether it is a choice.
+
+    The words come from the key's type: a ``Literal`` lists its choices, ``bool`` is
+    "true or false", anything else is an ``Annotated`` type whose ``Meta`` describes it.
+    """
+    hint = next((f.type for f in msgspec.structs.fields(kind) if f.name == key), None)
+    if get_origin(hint) in (Union, UnionType):  # X | None: the rule is X's
+        hint = next(a for a in get_args(hint) if a is not type(None))
+    if get_origin(hint) is Literal:
+        return _one_of(get_args(hint)), True
+    if hint is bool:
+        return "true or false", False
+    meta = [m for m in getattr(hint, "__metadata__", ()) if isinstance(m, msgspec.Meta)]
+    return (meta[0].description, False) if meta and meta[0].description else None
+
+
+def _explain(error: str, table: Mapping[str, object], kind: type[_Table], where: str) -> str:
+    """msgspec's error (``Expected `int` >= 1 - at `$.user_budget```) in our words."""
+    missing = _MISSING.search(error)
+    found = missing or _ERROR_AT.search(error)
+    words = _rule(kind, found.group(1)) if found else None
+    if found is None or words is None:  # Why: a rule without words is still one line
+        return f"{where}: {error.splitlines()[0]}"
+    key, (must, choice) = found.group(1), words
+    if missing:
+        return f"{where} needs {key} = {must}"
+    # Why: only a choice repeats the wrong value; other values may be secrets.
+    return f"{where} {key} must be {must}" + (f", not {table.get(key)!r}" if choice else "")
+
+
+def _section(raw: Mapping[str, object], name: str, kind: type[_T], path: Path) -> _T:
+    return _convert(raw.get(name, {}), kind, f"{path}: [{name}]")
+
+
+# ------------------------------------------------------------------- resolving: models
+
+
+def _provider_settings(provider: ProviderName, env: Mapping[str, str]) -> ModelSettings:
+    key_env = DEFAULT_KEY_ENVS[provider]
+    return ModelSettings(
+        name=provider,
+        provider=provider,
+        model="",
+        base_url=env.get(_BASE_URL_ENVS[provider]) or DEFAULT_BASE_URLS[provider],
+        api_key_env=key_env,
+        api_key=env.get(key_env) or None,
+    )
+
+
+def _model_settings(name: str, table: _ModelTable, env: Mapping[str, str]) -> ModelSettings:
+    base = _provider_settings(table.provider, env)
+    key_env = table.api_key_env or base.api_key_env
+    return ModelSettings(
+        name=name,
+        provider=table.provider,
+        model=table.model or name,
+        base_url=table.base_url or base.base_url,
+        api_key_env=key_env,
+        api_key=env.get(key_env) or None,
+        tier=table.tier,
+        context_window=table.context_window,
+        max_tokens=table.max_tokens,
+        thinking_budget=table.thinking_budget,
+        price_in=table.price_in,
+        price_out=table.price_out,
+    )
+
+
+def _context_windows(value: object, path: Path) -> dict[str, int]:
+    where = f"{path}: [models.context_windows]"
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{where} must be a table")
+    windows: dict[str, int] = {}
+    for family, window in value.items():
+        try:
+            windows[str(family).lower()] = msgspec.convert(window, PositiveInt, strict=True)
+        except msgspec.ValidationError:
+            raise ConfigError(f"{where} {_key(family)} must be a positive integer") from None
+    return windows
+
+
+def _models_config(raw: Mapping[str, object], env: Mapping[str, str], path: Path) -> ModelsConfig:
+    """``[models]``: sub-tables are models, except the reserved ``context_windows``."""
+    section = raw.get("models", {})
+    if not isinstance(section, Mapping):
+        raise ConfigError(f"{path}: [models] must be a table")
+    tables = {k: v for k, v in section.items() if isinstance(v, Mapping) and k != "context_windows"}
+    rest = {k: v for k, v in section.items() if k not in tables and k != "context_windows"}
+    settings = _convert(rest, _ModelsTable, f"{path}: [models]")
+    entries = {
+        name: _model_settings(
+            name, _convert(table, _ModelTable, f"{path}: [models.{_key(name)}]"), env
+        )
+        for name, table in tables.items()
+    }
+    return ModelsConfig(
+        entries=entries,
+        default=env.get("HEARTH_MODEL") or settings.default or None,
+        providers={p: _provider_settings(p, env) for p in PROVIDERS},
+        context_windows=_context_windows(section.get("context_windows", {}), path),
+        timeout=settings.timeout,
+        max_retries=settings.max_retries,
+    )
+
+
+# ---------------------------------------------------------------------- resolving: MCP
+
+
+def _transport(table: _McpServerTable) -> McpTransport | None:
+    if table.type == "streamable-http":
+        return "http"
+    if table.type is not None:
+        return table.type
+    return "stdio" if table.command is not None else "http" if table.url is not None else None
+
+
+def mcp_server_config(
+    name: str, table: object, source: str, where: str, *, user: bool = False
+) -> McpServerConfig:
+    """One server's table (``config.toml`` or ``.mcp.json``), checked; ``where`` prefixes errors.
+
+    ``user``: the table comes from the user's own ``config.toml``, so ``trust`` and
+    ``read_only_tools`` are accepted there (and only there).
+    """
+    spec = _convert(table, _UserMcpServerTable if user else _McpServerTable, where)
+    kind = _transport(spec)
+    if kind is None or (spec.command if kind == "stdio" else spec.url) is None:
+        raise ConfigError(f"{where} needs a command (stdio) or a url (http or sse)")
+    return McpServerConfig(
+        name=name,
+        transport=kind,
+        source=source,
+        command=spec.command if kind == "stdio" else None,
+        args=spec.args,
+        env=spec.env,
+        url=spec.url if kind != "stdio" else None,
+        headers=spec.headers,
+        timeout=spec.timeout,
+        trust=isinstance(spec, _UserMcpServerTable) and spec.trust,
+        read_only_tools=spec.read_only_tools if isinstance(spec, _UserMcpServerTable) else (),
+    )
+
+
+def _mcp_config(raw: Mapping[str, object], path: Path) -> McpConfig:
+    section = _section(raw, "mcp", _McpTable, path)
+    servers = {
+        name: mcp_server_config(
+            name, table, str(path), f"{path}: [mcp.servers.{_key(name)}]", user=True
+        )
+        for name, table in section.servers.items()
+    }
+    return McpConfig(
+        servers=servers,
+        call_timeout=section.call_timeout,
+        start_budget=section.start_budget,
+        max_tools=section.max_tools,
+        tool_tokens=section.tool_tokens,
+    )
+
+
+# --------------------------------------------------------------------- resolving: bank
+
+
+def _bank_config(raw: Mapping[str, object], env: Mapping[str, str], path: Path) -> BankConfig:
+    where = f"{path}: [bank]"
+    section = raw.get("bank", {})
+    if isinstance(section, Mapping) and "token" in section:
+        raise ConfigError(
+            f"{where} must not hold the token itself: name a variable with token_env "
+            "or a file with token_file"
+        )
+    table = _convert(section, _BankTable, where)
+    if table.url is None:
+        return BankConfig(source=str(path))
+    if table.token_env is not None and table.token_file is not None:
+        raise ConfigError(f"{where} takes token_env or token_file, not both")
+    token, source = _bank_token(table, env, path)
+    return BankConfig(
+        url=table.url.rstrip("/"),
+        token=token,
+        token_source=source,
+        timeout=table.timeout,
+        source=str(path),
+    )
+
+
+def _bank_token(table: _BankTable, env: Mapping[str, str], path: Path) -> tuple[str | None, str]:
+    """The bank token and where it was looked for (named when it is missing)."""
+    if table.token_file is None:
+        name = table.token_env or BANK_TOKEN_ENV
+        return env.get(name, "").strip() or None, f"the variable {name} ([bank] in {path})"
+    token_path = _beside(path, table.token_file)
+    source = f"the token file {token_path} ([bank] token_file in {path})"
+    try:
+        return token_path.read_text(encoding="utf-8").strip() or None, source
+    except (OSError, UnicodeDecodeError):
+        return None, source
+
+
+def _beside(config_file: Path, value: str) -> Path:
+    """A path from the file: ``~`` expanded, relative to the config file's folder."""
+    found = Path(value).expanduser()
+    return found if found.is_absolute() else config_file.parent / found
+
+
+# ------------------------------------------------------------------------ the rest
 
 
 def default_home(env: Mapping[str, str]) -> Path:
@@ -375,162 +595,33 @@ def _read_toml(path: Path) -> dict[str, object]:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from None
 
 
-def _section(raw: Mapping[str, object], name: str, path: Path) -> Mapping[str, object]:
-    value = raw.get(name, {})
-    if not isinstance(value, Mapping):
-        raise ConfigError(f"{path}: [{name}] must be a table")
-    return value
+def _fsync(raw: Mapping[str, object], env: Mapping[str, str], path: Path) -> FsyncPolicy:
+    """``HEARTH_FSYNC``, else ``[sessions] fsync``."""
+    from_file = _section(raw, "sessions", _SessionsTable, path).fsync
+    value = env.get("HEARTH_FSYNC")
+    if not value:
+        return from_file
+    if value in FSYNC_POLICIES:
+        return value
+    raise ConfigError(f"HEARTH_FSYNC must be {_one_of(FSYNC_POLICIES)}, not {value!r}")
 
 
-def _str_or_none(value: object) -> str | None:
-    return str(value) if value else None
-
-
-def _positive(section: Mapping[str, object], key: str, default: int, path: Path) -> int:
-    value = section.get(key, default)
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ConfigError(f"{path}: [memory] {key} must be a positive integer")
-    return value
-
-
-_MODEL_KEYS = frozenset(
-    {
-        "provider",
-        "model",
-        "base_url",
-        "api_key_env",
-        "tier",
-        "context_window",
-        "max_tokens",
-        "thinking_budget",
-        "price_in",
-        "price_out",
-    }
-)
-
-
-def _opt_int(table: Mapping[str, object], key: str, where: str) -> int | None:
-    value = table.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ConfigError(f"{where} {key} must be a positive integer")
-    return value
-
-
-def _opt_price(table: Mapping[str, object], key: str, where: str) -> float | None:
-    value = table.get(key)
-    if value is None:
-        return None
-    if not isinstance(value, int | float) or isinstance(value, bool) or value < 0:
-        raise ConfigError(f"{where} {key} must be a number of at least 0")
-    return float(value)
-
-
-def _provider_settings(provider: ProviderName, env: Mapping[str, str]) -> ModelSettings:
-    key_env = DEFAULT_KEY_ENVS[provider]
-    return ModelSettings(
-        name=provider,
-        provider=provider,
-        model="",
-        base_url=env.get(_BASE_URL_ENVS[provider]) or DEFAULT_BASE_URLS[provider],
-        api_key_env=key_env,
-        api_key=env.get(key_env) or None,
+def _encryption(raw: Mapping[str, object], env: Mapping[str, str], path: Path) -> EncryptionConfig:
+    table = _section(raw, "encryption", _EncryptionTable, path)
+    key_file = env.get("HEARTH_KEY_FILE") or table.key_file
+    return EncryptionConfig(
+        enabled=table.enabled or env.get("HEARTH_ENCRYPT") == "1",
+        key_file=Path(key_file).expanduser() if key_file else None,
+        keyring_service=table.keyring_service or None,
+        passphrase=env.get("HEARTH_PASSPHRASE") or None,
     )
 
 
-def _model_settings(
-    name: str, table: Mapping[str, object], env: Mapping[str, str], path: Path
-) -> ModelSettings:
-    where = f"{path}: [models.{name}]"
-    unknown = sorted(set(table) - _MODEL_KEYS)
-    if unknown:
-        raise ConfigError(f"{where} has unknown keys: {', '.join(unknown)}")
-    provider = table.get("provider")
-    if provider not in PROVIDERS:
-        raise ConfigError(f'{where} provider must be "openai" or "anthropic", not {provider!r}')
-    tier = table.get("tier", "strong")
-    if tier not in TIERS:
-        raise ConfigError(f'{where} tier must be "light" or "strong", not {tier!r}')
-    for key in ("model", "base_url", "api_key_env"):
-        if key in table and (not isinstance(table[key], str) or not table[key]):
-            raise ConfigError(f"{where} {key} must be a non-empty string")
-    base = _provider_settings(provider, env)
-    key_env = str(table.get("api_key_env") or base.api_key_env)
-    return ModelSettings(
-        name=name,
-        provider=provider,
-        model=str(table.get("model") or name),
-        base_url=str(table.get("base_url") or base.base_url),
-        api_key_env=key_env,
-        api_key=env.get(key_env) or None,
-        tier=tier,
-        context_window=_opt_int(table, "context_window", where),
-        max_tokens=_opt_int(table, "max_tokens", where),
-        thinking_budget=_opt_int(table, "thinking_budget", where),
-        price_in=_opt_price(table, "price_in", where),
-        price_out=_opt_price(table, "price_out", where),
-    )
-
-
-def _models_config(
-    section: Mapping[str, object], default: str | None, env: Mapping[str, str], path: Path
-) -> ModelsConfig:
-    """Parse ``[models]``: sub-tables are models, except the reserved ``context_windows``."""
-    entries: dict[str, ModelSettings] = {}
-    windows: dict[str, int] = {}
-    for name, value in section.items():
-        if name == "context_windows":
-            if not isinstance(value, Mapping):
-                raise ConfigError(f"{path}: [models.context_windows] must be a table")
-            for family, window in value.items():
-                windows[str(family).lower()] = _opt_int(  # type: ignore[assignment]
-                    {"window": window}, "window", f"{path}: [models.context_windows] {family}:"
-                )
-        elif isinstance(value, Mapping):
-            entries[name] = _model_settings(name, value, env, path)
-    timeout = section.get("timeout", ModelsConfig.timeout)
-    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or timeout <= 0:
-        raise ConfigError(f"{path}: [models] timeout must be a positive number of seconds")
-    retries = section.get("max_retries", ModelsConfig.max_retries)
-    if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
-        raise ConfigError(f"{path}: [models] max_retries must be an integer of at least 0")
-    return ModelsConfig(
-        entries=entries,
-        default=default,
-        providers={p: _provider_settings(p, env) for p in PROVIDERS},
-        context_windows=windows,
-        timeout=float(timeout),
-        max_retries=retries,
-    )
-
-
-def _retention_config(section: Mapping[str, object], path: Path) -> RetentionConfig:
-    keys = [f.name for f in fields(RetentionConfig)]
-    unknown = sorted(set(section) - set(keys))
-    if unknown:
-        raise ConfigError(f"{path}: [retention] has unknown keys: {', '.join(unknown)}")
-    days: dict[str, int] = {}
-    for key in keys:
-        value = section.get(key, getattr(RetentionConfig, key))
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise ConfigError(
-                f"{path}: [retention] {key} must be a whole number of days (0 keeps forever)"
-            )
-        days[key] = value
-    return RetentionConfig(**days)
-
-
-LANGUAGES = ("zh", "en")
-
-
-def _language(section: Mapping[str, object], env: Mapping[str, str], path: Path) -> str:
+def _language(raw: Mapping[str, object], env: Mapping[str, str], path: Path) -> str:
     """``[ui] language``, else the locale: zh* → "zh", anything else → "en"."""
-    value = section.get("language")
-    if value is not None:
-        if value not in LANGUAGES:
-            raise ConfigError(f'{path}: [ui] language must be "zh" or "en", not {value!r}')
-        return str(value)
+    language = _section(raw, "ui", _UiTable, path).language
+    if language is not None:
+        return language
     # Why: POSIX order — LC_ALL overrides LC_MESSAGES, which overrides LANG.
     locale = env.get("LC_ALL") or env.get("LC_MESSAGES") or env.get("LANG") or ""
     return "zh" if locale.lower().startswith("zh") else "en"
@@ -546,69 +637,23 @@ def load_config(
     """
     env = os.environ if env is None else env
     home = Path(home).absolute() if home is not None else default_home(env)
-    cfg_path = home / "config.toml"
-    raw = _read_toml(cfg_path) if read_file else {}
-
-    sessions = _section(raw, "sessions", cfg_path)
-    fsync = env.get("HEARTH_FSYNC") or sessions.get("fsync", "turn")
-    if fsync not in FSYNC_POLICIES:
-        raise ConfigError(f"fsync policy must be one of {', '.join(FSYNC_POLICIES)}, not {fsync!r}")
-
-    enc = _section(raw, "encryption", cfg_path)
-    key_file = env.get("HEARTH_KEY_FILE") or enc.get("key_file")
-    encryption = EncryptionConfig(
-        enabled=bool(enc.get("enabled", False)) or env.get("HEARTH_ENCRYPT") == "1",
-        key_file=Path(str(key_file)).expanduser() if key_file else None,
-        keyring_service=str(enc["keyring_service"]) if enc.get("keyring_service") else None,
-        passphrase=env.get("HEARTH_PASSPHRASE") or None,
-    )
-    mem = _section(raw, "memory", cfg_path)
-    memory = MemoryConfig(
-        project_budget=_positive(mem, "project_budget", MemoryConfig.project_budget, cfg_path),
-        user_budget=_positive(mem, "user_budget", MemoryConfig.user_budget, cfg_path),
-        project_capacity=_positive(
-            mem, "project_capacity", MemoryConfig.project_capacity, cfg_path
-        ),
-        user_capacity=_positive(mem, "user_capacity", MemoryConfig.user_capacity, cfg_path),
-        maintenance="manual" if mem.get("maintenance") == "manual" else "auto",
-    )
-    if mem.get("maintenance") not in (None, "auto", "manual"):
-        raise ConfigError(f'{cfg_path}: [memory] maintenance must be "auto" or "manual"')
+    path = home / "config.toml"
+    raw = _read_toml(path) if read_file else {}
+    team_key = _section(raw, "team", _TeamTable, path).key_file
     return Config(
         home=home,
-        memory=memory,
-        fsync=fsync,
-        encryption=encryption,
-        models=_models_config(
-            _section(raw, "models", cfg_path),
-            env.get("HEARTH_MODEL")
-            or _str_or_none(_section(raw, "models", cfg_path).get("default")),
-            env,
-            cfg_path,
-        ),
-        retention=_retention_config(_section(raw, "retention", cfg_path), cfg_path),
-        mcp=_mcp_config(_section(raw, "mcp", cfg_path), cfg_path),
-        bank=_bank_config(_section(raw, "bank", cfg_path), env, cfg_path),
-        language=_language(_section(raw, "ui", cfg_path), env, cfg_path),
+        fsync=_fsync(raw, env, path),
+        encryption=_encryption(raw, env, path),
+        memory=_section(raw, "memory", MemoryConfig, path),
+        models=_models_config(raw, env, path),
+        retention=_section(raw, "retention", RetentionConfig, path),
+        mcp=_mcp_config(raw, path),
+        bank=_bank_config(raw, env, path),
+        language=_language(raw, env, path),
         user_home=Path(env["HOME"]) if env.get("HOME") else None,
-        allowed_hosts=_allowed_hosts(_section(raw, "server", cfg_path), cfg_path),
-        team_key_file=_team_key_file(_section(raw, "team", cfg_path), cfg_path),
+        allowed_hosts=tuple(
+            h.strip().lower() for h in _section(raw, "server", _ServerTable, path).allowed_hosts
+        ),
+        team_key_file=_beside(path, team_key) if team_key is not None else None,
         raw=raw,
     )
-
-
-def _allowed_hosts(section: Mapping[str, object], path: Path) -> tuple[str, ...]:
-    hosts = section.get("allowed_hosts", [])
-    if not isinstance(hosts, list) or not all(isinstance(h, str) and h.strip() for h in hosts):
-        raise ConfigError(f"{path}: [server] allowed_hosts must be a list of host names")
-    return tuple(h.strip().lower() for h in hosts)
-
-
-def _team_key_file(section: Mapping[str, object], path: Path) -> Path | None:
-    value = section.get("key_file")
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        raise ConfigError(f"{path}: [team] key_file must be a path")
-    key_path = Path(value).expanduser()
-    return key_path if key_path.is_absolute() else path.parent / key_path

@@ -5,27 +5,30 @@ and building the adapters costs ~70 ms, a third of a ``hearth memory search``. N
 all our parameters are plain ``str``/``int``/``bool``/``list[str]`` without bounds, and
 their values need no checking (or a whole number's digits). For those, a value that is
 plainly valid is returned as Typer would return it; anything else (bounds, paths,
-choices, a value that is not plainly valid) goes to Typer's own check, so results and
-error messages stay exactly Typer's.
+choices, a missing required value, a value that is not plainly valid) goes to Typer's
+own check, so results and error messages stay exactly Typer's.
+
+Only public API: click's ``Parameter.process_value(ctx, value)`` turns a raw value
+into the final one, and :func:`make_plain` (called by every hearth command and group,
+see ``cli/help.py``) gives each plain parameter of that command a subclass of Typer's
+``TyperOption`` / ``TyperArgument`` whose ``process_value`` reads plain values and
+hands the rest to Typer's (``super()``). Typer itself is not patched. A Typer whose
+parameters carry no ``type_descriptor`` (before 0.29) has no plain parameters: its
+own checks run unchanged. tests/cli/test_params.py compares both paths value by value.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import typer.core
 
-# Why no leading zeros or signs beyond "-": those the fast path leaves to pydantic.
+# Why no leading zeros or signs beyond "-": those the fast path leaves to Typer.
 _WHOLE = re.compile(r"-?[1-9][0-9]{0,17}|0")
 _PLAIN = (str, int, bool, list[str])
 _CONSTRAINTS = ("parser", "click_type", "min", "max", "clamp", "formats", "path_type")
-
-try:
-    from typer._coercion import RuntimeParam, build_runtime_param
-except ImportError:  # pragma: no cover - another Typer: keep its own checks
-    RuntimeParam = None  # type: ignore[assignment,misc]
 
 
 def _plain_value(annotation: Any, value: Any) -> tuple[bool, Any]:
@@ -48,49 +51,59 @@ def _plain_value(annotation: Any, value: Any) -> tuple[bool, Any]:
     return False, None
 
 
-if RuntimeParam is not None:
-
-    @dataclass(frozen=True)
-    class _PlainParam(RuntimeParam):
-        descriptor: Any
-
-        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
-            ok, out = _plain_value(self.annotation, value)
-            if ok:
-                return out
-            return build_runtime_param(self.descriptor)._coerce_value(value, param, ctx)
-
-
 def _set(value: Any) -> bool:
     # Why identity: a bound of 0 (``min=0``) is a constraint too, unlike None or False.
     return value is not None and value is not False
 
 
-def _is_plain(descriptor: Any) -> bool:
-    info = descriptor.parameter_info
+def is_plain(param: Any) -> bool:
+    """True when ``param``'s type and settings leave nothing for pydantic to check."""
+    descriptor = getattr(param, "type_descriptor", None)
+    info = getattr(descriptor, "parameter_info", None)
+    if descriptor is None or info is None:
+        return False  # Why: another Typer; its own checks, unchanged
     return (
-        descriptor.annotation in _PLAIN
-        and descriptor.file_annotation is None
+        getattr(descriptor, "annotation", None) in _PLAIN
+        and getattr(descriptor, "file_annotation", None) is None
         and not any(_set(getattr(info, name, None)) for name in _CONSTRAINTS)
         and not getattr(info, "allow_dash", False)
         and not getattr(info, "resolve_path", False)
     )
 
 
-def install() -> None:
-    """Read plain parameters without pydantic from now on (idempotent)."""
-    cls: Any = typer.core._TyperParameter
-    typer_own = getattr(cls, "get_runtime_param", None)
-    if RuntimeParam is None or typer_own is None or getattr(typer_own, "plain", False):
-        return
+def _process(param: Any, ctx: Any, value: Any, typer_own: Callable[[Any, Any], Any]) -> Any:
+    """What ``typer_own(ctx, value)`` returns, without it when the value is plainly valid."""
+    if value is None:
+        ok, out = True, (() if param.multiple or param.nargs == -1 else None)
+    else:
+        ok, out = _plain_value(param.type_descriptor.annotation, value)
+    if not ok or (param.required and param.value_is_missing(out)):
+        return typer_own(ctx, value)
+    return param.callback(ctx, param, out) if param.callback is not None else out
 
-    def get_runtime_param(self: Any) -> Any:
-        if self._runtime_param is None and _is_plain(self.type_descriptor):
-            d = self.type_descriptor
-            self._runtime_param = _PlainParam(
-                parameter_info=d.parameter_info, annotation=d.annotation, descriptor=d
-            )
-        return typer_own(self)
 
-    get_runtime_param.plain = True  # type: ignore[attr-defined]
-    cls.get_runtime_param = get_runtime_param
+class PlainOption(typer.core.TyperOption):
+    """An option whose plain values are read here; see the module docstring."""
+
+    def process_value(self, ctx: Any, value: Any) -> Any:
+        return _process(self, ctx, value, super().process_value)
+
+
+class PlainArgument(typer.core.TyperArgument):
+    """An argument whose plain values are read here; see the module docstring."""
+
+    def process_value(self, ctx: Any, value: Any) -> Any:
+        return _process(self, ctx, value, super().process_value)
+
+
+def make_plain(params: list[Any]) -> None:
+    """Make each plain parameter of one command a :class:`PlainOption` / :class:`PlainArgument`.
+
+    Why a class change: Typer builds the parameters and offers no hook to pick their
+    class; the subclass adds one method and no state, so the object is otherwise the same.
+    """
+    for param in params:
+        if type(param) is typer.core.TyperOption and is_plain(param):
+            param.__class__ = PlainOption
+        elif type(param) is typer.core.TyperArgument and is_plain(param):
+            param.__class__ = PlainArgument

@@ -164,7 +164,7 @@ def backoff_delay(
     """Seconds to wait before retry number ``attempt + 1``."""
     if retry_after is not None and retry_after <= options.retry_after_max:
         return retry_after
-    ceiling = min(options.backoff_max, options.backoff_base * 2**attempt)
+    ceiling = min(options.backoff_max, options.backoff_base * 2.0**attempt)
     # Why: "equal jitter" keeps at least half the backoff while spreading clients apart.
     return ceiling / 2 + rng.uniform(0, ceiling / 2)
 
