@@ -87,6 +87,14 @@ class ToolEvent:
     outcome: ToolResult | None = None
 
 
+@dataclass
+class _Halt:
+    """Why a run stops while it waits for the model; ``error`` says what failed."""
+
+    status: Status
+    error: str | None = None
+
+
 Listener = Callable[[StreamEvent | ToolEvent], None]
 Compactor = Callable[[Session, StreamingChatModel], bool]
 
@@ -207,12 +215,7 @@ class Agent:
         started = time.monotonic()
         deadline = None if self.limits.max_seconds is None else started + self.limits.max_seconds
         if task:
-            self.session.append_message(
-                {"role": "user", "content": [{"type": "text", "text": task}]}
-            )
-            if self.skill_intro is not None:
-                self._introduce_skill(*self.skill_intro)
-            self.session.turn_end()
+            self._record_task(task)
         messages = self._conversation()
         if not messages or messages[-1]["role"] != "user":
             last = message_text(messages[-1]) if messages else ""
@@ -220,49 +223,80 @@ class Agent:
         steps = 0
         text = ""
         while True:
-            if self.limits.max_steps is not None and steps >= self.limits.max_steps:
-                return self._stop("max_steps", text, steps)
-            if deadline is not None and time.monotonic() > deadline:
-                return self._stop("time", text, steps)
-            if self.limits.max_cost is not None and (self.cost or 0.0) >= self.limits.max_cost:
-                return self._stop("cost", text, steps)
+            limit = self._limit_reached(steps, deadline)
+            if limit is not None:
+                return self._stop(limit, text, steps)
             steps += 1
-            try:
-                if self.compactor is not None and self.compactor(self.session, self.model):
-                    messages = self._conversation()
-                completion = self._ask(messages, deadline)
-            except KeyboardInterrupt:
-                self.session.turn_end()
-                return self._stop("interrupted", text, steps)
-            except ModelError as exc:
-                self.session.turn_end()
-                if exc.kind == "deadline":
-                    # Why: nothing of the unfinished reply was stored, so a resume asks again.
-                    return self._stop("time", text, steps)
-                result = self._stop("error", text, steps)
-                result.error = str(exc)
-                return result
-            message = completion.message
-            text = message_text(message) or text
-            calls = completion.tool_calls
-            if not calls:
+            reply = self._reply(messages, deadline)
+            if isinstance(reply, _Halt):
+                return self._stop(reply.status, text, steps, error=reply.error)
+            text = message_text(reply.message) or text
+            if not reply.tool_calls:
                 self.checkpoint()
                 self.session.turn_end()
                 return self._stop("done", text, steps)
-            try:
-                results = self._run_tools(calls)
-            except KeyboardInterrupt:
-                self.session.turn_end()
+            if not self._answer_calls(reply.tool_calls):
                 return self._stop("interrupted", text, steps)
-            content: list[Block] = [*results]
-            self.session.append_message({"role": "user", "content": content})
-            self.checkpoint()
-            self.session.turn_end()
             messages = self._conversation()
 
-    def _stop(self, status: Status, text: str, steps: int) -> RunResult:
+    def _record_task(self, task: str) -> None:
+        """Append a new task (and the skill it starts with) as the user's turn."""
+        self.session.append_message({"role": "user", "content": [{"type": "text", "text": task}]})
+        if self.skill_intro is not None:
+            self._introduce_skill(*self.skill_intro)
+        self.session.turn_end()
+
+    def _limit_reached(self, steps: int, deadline: float | None) -> Status | None:
+        """The quest limit that stops the run before its next step, if any."""
+        if self.limits.max_steps is not None and steps >= self.limits.max_steps:
+            return "max_steps"
+        if deadline is not None and time.monotonic() > deadline:
+            return "time"
+        if self.limits.max_cost is not None and (self.cost or 0.0) >= self.limits.max_cost:
+            return "cost"
+        return None
+
+    def _reply(self, messages: list[Message], deadline: float | None) -> Completion | _Halt:
+        """The model's next reply (compacting first when due), or why the run must stop."""
+        try:
+            if self.compactor is not None and self.compactor(self.session, self.model):
+                messages = self._conversation()
+            return self._ask(messages, deadline)
+        except KeyboardInterrupt:
+            self.session.turn_end()
+            return _Halt("interrupted")
+        except ModelError as exc:
+            self.session.turn_end()
+            if exc.kind == "deadline":
+                # Why: nothing of the unfinished reply was stored, so a resume asks again.
+                return _Halt("time")
+            return _Halt("error", str(exc))
+
+    def _answer_calls(self, calls: list[ToolUseBlock]) -> bool:
+        """Run the reply's tool calls and record their results; False when interrupted."""
+        try:
+            results = self._run_tools(calls)
+        except KeyboardInterrupt:
+            self.session.turn_end()
+            return False
+        content: list[Block] = [*results]
+        self.session.append_message({"role": "user", "content": content})
+        self.checkpoint()
+        self.session.turn_end()
+        return True
+
+    def _stop(
+        self, status: Status, text: str, steps: int, *, error: str | None = None
+    ) -> RunResult:
         return RunResult(
-            status, text, steps, self.session.id, self.usage, self.cost, list(self.models)
+            status,
+            text,
+            steps,
+            self.session.id,
+            self.usage,
+            self.cost,
+            list(self.models),
+            error=error,
         )
 
     def _ask(self, messages: list[Message], deadline: float | None = None) -> Completion:

@@ -107,15 +107,36 @@ def read_mcp_json(
     ``trusted_hash``, the bytes read must be the ones the user trusted (a file swapped
     after the trust check is left out, with a warning).
     """
+    data = _read_trusted(path, warn, trusted_hash)
+    if data is None:
+        return {}
+    found: dict[str, McpServerConfig] = {}
+    for name, table in _servers_object(path, data).items():
+        where = f'{path}: mcpServers["{name}"]'
+        if not isinstance(table, dict):
+            raise ConfigError(f"{where} must be an object")
+        found[name] = mcp_server_config(
+            name, _server_table(name, table, where, env, warn), str(path), where
+        )
+    return found
+
+
+def _read_trusted(path: Path, warn: Warn, trusted_hash: str | None) -> bytes | None:
+    """The file's bytes; None when it is missing or not the version the user trusted."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return {}
+        return None
     except OSError as exc:
         raise ConfigError(f"{path}: not a readable JSON file ({exc})") from None
     if trusted_hash is not None and file_digest(data) != trusted_hash:
         warn(f"{path} changed since you trusted it; its servers are left out of this run")
-        return {}
+        return None
+    return data
+
+
+def _servers_object(path: Path, data: bytes) -> dict[str, Any]:
+    """The ``mcpServers`` object of the file's JSON (none is an empty one)."""
     try:
         raw = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -123,35 +144,40 @@ def read_mcp_json(
     servers = raw.get("mcpServers", {}) if isinstance(raw, dict) else None
     if not isinstance(servers, dict):
         raise ConfigError(f'{path}: "mcpServers" must be an object of servers')
-    found: dict[str, McpServerConfig] = {}
-    for name, table in servers.items():
-        where = f'{path}: mcpServers["{name}"]'
-        if not isinstance(table, dict):
-            raise ConfigError(f"{where} must be an object")
-        vouched = sorted(k for k in table if k in _USER_ONLY_KEYS)
-        if vouched:
-            warn(
-                f"{where}: ignoring {', '.join(vouched)}: only config.toml can trust a server "
-                f"([mcp.servers.{name}] trust / read_only_tools)"
-            )
-        if env is not None:
-            table = _expand_all(table, env)
-        table = {
-            k: v for k, v in table.items() if k not in _FOREIGN_KEYS and k not in _USER_ONLY_KEYS
-        }
-        if "httpUrl" in table:  # Qwen Code's name for a streamable-HTTP url
-            table.setdefault("url", table.pop("httpUrl"))
-            table.setdefault("type", "http")
-        if "timeout" in table:  # Qwen Code: milliseconds
-            ms = table.pop("timeout")
-            if isinstance(ms, int | float) and not isinstance(ms, bool) and ms > 0:
-                table["timeout"] = ms / 1000
-        unknown = sorted(k for k in table if k not in _KNOWN)
-        if unknown:
-            warn(f"{where}: ignoring unknown keys: {', '.join(unknown)}")
-            table = {k: v for k, v in table.items() if k in _KNOWN}
-        found[name] = mcp_server_config(name, table, str(path), where)
-    return found
+    return servers
+
+
+def _server_table(
+    name: str, table: dict[str, Any], where: str, env: Mapping[str, str] | None, warn: Warn
+) -> dict[str, Any]:
+    """One server's entry as a config table: user-only and foreign keys dropped, ``${VAR}``
+    expanded when ``env`` is given, Qwen Code's spellings translated, unknown keys dropped."""
+    vouched = sorted(k for k in table if k in _USER_ONLY_KEYS)
+    if vouched:
+        warn(
+            f"{where}: ignoring {', '.join(vouched)}: only config.toml can trust a server "
+            f"([mcp.servers.{name}] trust / read_only_tools)"
+        )
+    if env is not None:
+        table = _expand_all(table, env)
+    table = {k: v for k, v in table.items() if k not in _FOREIGN_KEYS and k not in _USER_ONLY_KEYS}
+    _translate_qwen_keys(table)
+    unknown = sorted(k for k in table if k not in _KNOWN)
+    if unknown:
+        warn(f"{where}: ignoring unknown keys: {', '.join(unknown)}")
+        table = {k: v for k, v in table.items() if k in _KNOWN}
+    return table
+
+
+def _translate_qwen_keys(table: dict[str, Any]) -> None:
+    """Qwen Code's ``httpUrl`` (a streamable-HTTP url) and ``timeout`` in milliseconds."""
+    if "httpUrl" in table:
+        table.setdefault("url", table.pop("httpUrl"))
+        table.setdefault("type", "http")
+    if "timeout" in table:
+        ms = table.pop("timeout")
+        if isinstance(ms, int | float) and not isinstance(ms, bool) and ms > 0:
+            table["timeout"] = ms / 1000
 
 
 _KNOWN = frozenset({"type", "command", "args", "env", "url", "headers", "timeout"})

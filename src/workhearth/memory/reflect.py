@@ -176,13 +176,7 @@ def distill_daily(
         data = read_bytes(path)
         if data is None:
             return Outcome(store.layer, rel, "skipped", "the log is gone")
-        done = [
-            i
-            for i, m in store.meta.entries.items()
-            if m.reflection
-            and m.reflection.get("from") == rel
-            and m.reflection.get("hash") == digest(data)
-        ]
+        done = _distilled_from(store, rel, data)
         if done:
             # Why: a crash came after the facts were saved but before the log moved:
             # finish the move instead of distilling (and saving) the same facts twice.
@@ -200,40 +194,16 @@ def distill_daily(
         return Outcome(store.layer, rel, "skipped", "not a text file; left as it is", backup)
     text = strip_ids(CONTROL.sub("", decoded))
     before = count_tokens(text)
-    facts: list[str] = []
-    if text.strip():
-        try:
-            reply = _ask(model, DISTILL_SYSTEM, f"Daily log {rel}:\n\n{text}", max(1024, before))
-        except HearthError as exc:
-            return aborted(store, rel, f"the model failed: {exc}; the log stays", backup, before)
-        parsed = parse_facts(reply)
-        if parsed is None:
-            reason = "the model's reply held no facts; the log stays"
-            return aborted(store, rel, reason, backup, before)
-        facts = parsed
+    facts, failure = _ask_facts(model, rel, text, before)
+    if failure is not None:
+        return aborted(store, rel, failure, backup, before)
     snippet = excerpt(text)
     with store.locked():
         if read_bytes(path) != data:
             reason = "the log changed while it was distilled; it stays for the next run"
             return aborted(store, rel, reason, backup, before)
-        existing = {
-            norm(span.content)
-            for span in find_entries(text_lines(read_bytes(store.folder / target) or b"")).values()
-        }
         mark = {"backup": backup, "from": rel, "hash": digest(data), "at": time.time()}
-        taken: set[str] = set()
-        items: list[tuple[str, str]] = []
-        for fact in facts:
-            content = clean(fact)
-            if content is None or norm(content) in existing:
-                continue
-            existing.add(norm(content))
-            entry_id = _new_id(store, taken)
-            items.append((content, entry_id))
-            store.meta.put(entry_id, _new_meta(target, mark, f"reflection:{rel}", snippet))
-        if items:
-            store.meta.save()
-            store._replace(target, lambda lines: (append_entries(target, lines, items), None))
+        items = _save_new_facts(store, target, facts, mark, f"reflection:{rel}", snippet)
         moved = _retire_log(store, path, data)
     store.index.update(only=[target, rel])
     return Outcome(
@@ -247,6 +217,64 @@ def distill_daily(
         tokens_before=before,
         tokens_after=count_tokens("\n".join(c for c, _i in items)),
     )
+
+
+def _distilled_from(store: LayerStore, rel: str, data: bytes) -> list[str]:
+    """Ids of entries already distilled from these very bytes of the log ``rel``."""
+    return [
+        i
+        for i, m in store.meta.entries.items()
+        if m.reflection
+        and m.reflection.get("from") == rel
+        and m.reflection.get("hash") == digest(data)
+    ]
+
+
+def _ask_facts(model: ChatModel, rel: str, text: str, before: int) -> tuple[list[str], str | None]:
+    """The facts the model distills from the log's ``text`` (``before`` tokens long), or
+    why there are none to trust (the log then stays)."""
+    if not text.strip():
+        return [], None
+    try:
+        reply = _ask(model, DISTILL_SYSTEM, f"Daily log {rel}:\n\n{text}", max(1024, before))
+    except HearthError as exc:
+        return [], f"the model failed: {exc}; the log stays"
+    parsed = parse_facts(reply)
+    if parsed is None:
+        return [], "the model's reply held no facts; the log stays"
+    return parsed, None
+
+
+def _save_new_facts(
+    store: LayerStore,
+    target: str,
+    facts: list[str],
+    mark: dict[str, Any],
+    origin: str,
+    snippet: str,
+) -> list[tuple[str, str]]:
+    """Append the facts ``target`` does not hold yet as new entries; ``(content, id)`` of each.
+
+    The caller holds the store's lock.
+    """
+    existing = {
+        norm(span.content)
+        for span in find_entries(text_lines(read_bytes(store.folder / target) or b"")).values()
+    }
+    taken: set[str] = set()
+    items: list[tuple[str, str]] = []
+    for fact in facts:
+        content = clean(fact)
+        if content is None or norm(content) in existing:
+            continue
+        existing.add(norm(content))
+        entry_id = _new_id(store, taken)
+        items.append((content, entry_id))
+        store.meta.put(entry_id, _new_meta(target, mark, origin, snippet))
+    if items:
+        store.meta.save()
+        store._replace(target, lambda lines: (append_entries(target, lines, items), None))
+    return items
 
 
 # -------------------------------------------------------------- reflection

@@ -22,7 +22,7 @@ import orjson
 
 from workhearth.errors import NotFoundError, UsageError
 from workhearth.fsutil import atomic_write, make_private_dir
-from workhearth.memory.entries import find_entries
+from workhearth.memory.entries import EntrySpan, find_entries
 from workhearth.memory.files import REFLECTION_BACKUPS
 from workhearth.memory.layer import LayerStore
 from workhearth.memory.meta import EntryMeta
@@ -168,42 +168,19 @@ def rollback_store(store: LayerStore, backup: str | Path) -> Outcome:
     path = resolve_backup(store, backup)
     if path is None:
         raise NotFoundError(f"no reflection backup {str(backup)!r} in the {store.layer} layer")
-    try:
-        side = orjson.loads(path.with_name(path.name + ".json").read_bytes())
-        rel, since = str(side["file"]), float(side["time"])
-        originals: dict[str, Any] = dict(side.get("entries") or {})
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-        raise NotFoundError(
-            f"{path.name} has no readable .json sidecar; restore it by hand"
-        ) from None
-    if not rel.endswith(".md") or rel.startswith(("/", ".")) or ".." in Path(rel).parts:
-        raise UsageError(f"{path.name}: the sidecar names no memory file")
+    rel, since, originals = _read_sidecar(path)
     name = path.relative_to(store.folder.resolve()).as_posix()
     restored = path.read_bytes()
     restored_lines = text_lines(restored)
     restored_ids = find_entries(restored_lines)
-    target = store.folder / rel
 
     with store.locked():
-        data = read_bytes(target)
+        data = read_bytes(store.folder / rel)
         lines = text_lines(data or b"")
         spans = find_entries(lines)
-        produced = {
-            i: m
-            for i, m in store.meta.entries.items()
-            if m.reflection and m.reflection.get("backup") == name
-        }
-        newer: list[str] = []
-        for entry_id in spans:
-            meta = store.meta.get(entry_id) or EntryMeta()
-            if entry_id in produced:
-                edited = meta.updated > _at(meta)
-            else:
-                stamp = meta.updated or meta.created
-                edited = entry_id not in restored_ids or stamp > since
-            if edited:
-                newer.append(entry_id)
+        produced = _written_by_reflection(store, name)
         elsewhere = {i: m for i, m in produced.items() if m.file != rel}
+        newer = _written_since(store, spans, produced, restored_ids, since)
         newer += [i for i, m in elsewhere.items() if m.updated > _at(m)]
         if newer:
             return Outcome(
@@ -216,44 +193,19 @@ def rollback_store(store: LayerStore, backup: str | Path) -> Outcome:
             )
         # Why: the rollback itself can be undone, so the current file is backed up too.
         own = take_backup(store, rel, data, "rollback") if data is not None else None
+        other_files = _by_file(elsewhere)
         removed = [i for i in spans if i not in restored_ids]
-        other_files: dict[str, list[str]] = {}
-        for entry_id, meta in elsewhere.items():
-            other_files.setdefault(str(meta.file), []).append(entry_id)
         items = [evicted_record(store, rel, i, spans[i].content) for i in removed]
-        for other, ids in other_files.items():
-            found = find_entries(text_lines(read_bytes(store.folder / other) or b""))
-            items += [evicted_record(store, other, i, found[i].content) for i in ids if i in found]
+        items += _evicted_elsewhere(store, other_files)
         saved = copy.deepcopy(store.meta.entries)
         store._log_evicted(items, "rollback")
-        for entry_id in restored_ids:
-            raw = originals.get(entry_id)
-            back = (
-                EntryMeta.parse(raw) if isinstance(raw, dict) and raw else store.meta.get(entry_id)
-            )
-            if back is not None:
-                store.meta.put(entry_id, replace(back, file=rel))
+        _restore_meta(store, rel, restored_ids, originals)
         store.meta.save()
-
-        def restore(current: list[str]) -> tuple[list[str], None]:
-            if current != lines:
-                raise Changed
-            return restored_lines, None
-
-        try:
-            store._replace(rel, restore)
-        except Changed:
+        if not _replace_unchanged(store, rel, lines, restored_lines):
             store.meta.entries = saved
             store.meta.save()
             return aborted(store, rel, f"{rel} changed meanwhile; kept the current file", own, 0)
-        for other, ids in other_files.items():
-
-            def cut(current: list[str], ids: list[str] = ids) -> tuple[list[str], None]:
-                now = find_entries(current)
-                drop = {k for i in ids if i in now for k in range(now[i].start, now[i].end)}
-                return [x for k, x in enumerate(current) if k not in drop], None
-
-            store._replace(other, cut)
+        _cut_entries(store, other_files)
         for item in items:
             store.meta.drop(item["id"])
         store.meta.save()
@@ -268,3 +220,108 @@ def rollback_store(store: LayerStore, backup: str | Path) -> Outcome:
         kept=list(restored_ids),
         dropped=[item["id"] for item in items],
     )
+
+
+def _read_sidecar(path: Path) -> tuple[str, float, dict[str, Any]]:
+    """``(memory file, backup time, its entries' meta)`` from the backup's ``.json`` sidecar."""
+    try:
+        side = orjson.loads(path.with_name(path.name + ".json").read_bytes())
+        rel, since = str(side["file"]), float(side["time"])
+        originals: dict[str, Any] = dict(side.get("entries") or {})
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        raise NotFoundError(
+            f"{path.name} has no readable .json sidecar; restore it by hand"
+        ) from None
+    if not rel.endswith(".md") or rel.startswith(("/", ".")) or ".." in Path(rel).parts:
+        raise UsageError(f"{path.name}: the sidecar names no memory file")
+    return rel, since, originals
+
+
+def _written_by_reflection(store: LayerStore, backup: str) -> dict[str, EntryMeta]:
+    """The entries (in any file) written by the reflection that took ``backup``."""
+    return {
+        i: m
+        for i, m in store.meta.entries.items()
+        if m.reflection and m.reflection.get("backup") == backup
+    }
+
+
+def _by_file(entries: dict[str, EntryMeta]) -> dict[str, list[str]]:
+    """Entry ids grouped by the file that holds them."""
+    files: dict[str, list[str]] = {}
+    for entry_id, meta in entries.items():
+        files.setdefault(str(meta.file), []).append(entry_id)
+    return files
+
+
+def _written_since(
+    store: LayerStore,
+    spans: dict[str, EntrySpan],
+    produced: dict[str, EntryMeta],
+    restored_ids: dict[str, EntrySpan],
+    since: float,
+) -> list[str]:
+    """Entries of the current file written after the backup: a reflection's entries edited
+    after it ran, and any other entry the backup lacks or that changed since it was taken."""
+    newer: list[str] = []
+    for entry_id in spans:
+        meta = store.meta.get(entry_id) or EntryMeta()
+        if entry_id in produced:
+            edited = meta.updated > _at(meta)
+        else:
+            stamp = meta.updated or meta.created
+            edited = entry_id not in restored_ids or stamp > since
+        if edited:
+            newer.append(entry_id)
+    return newer
+
+
+def _evicted_elsewhere(
+    store: LayerStore, other_files: dict[str, list[str]]
+) -> list[dict[str, Any]]:
+    """Eviction records of the entries the reflection wrote into other files."""
+    items: list[dict[str, Any]] = []
+    for other, ids in other_files.items():
+        found = find_entries(text_lines(read_bytes(store.folder / other) or b""))
+        items += [evicted_record(store, other, i, found[i].content) for i in ids if i in found]
+    return items
+
+
+def _restore_meta(
+    store: LayerStore, rel: str, restored_ids: dict[str, EntrySpan], originals: dict[str, Any]
+) -> None:
+    """Give each restored entry the meta the backup recorded (or keep the one it has)."""
+    for entry_id in restored_ids:
+        raw = originals.get(entry_id)
+        back = EntryMeta.parse(raw) if isinstance(raw, dict) and raw else store.meta.get(entry_id)
+        if back is not None:
+            store.meta.put(entry_id, replace(back, file=rel))
+
+
+def _replace_unchanged(
+    store: LayerStore, rel: str, lines: list[str], restored_lines: list[str]
+) -> bool:
+    """Write ``restored_lines`` into ``rel`` if it still holds ``lines``; False if it changed."""
+
+    def restore(current: list[str]) -> tuple[list[str], None]:
+        if current != lines:
+            raise Changed
+        return restored_lines, None
+
+    try:
+        store._replace(rel, restore)
+    except Changed:
+        return False
+    return True
+
+
+def _cut_entries(store: LayerStore, other_files: dict[str, list[str]]) -> None:
+    """Remove the listed entries from each of those files."""
+    for other, ids in other_files.items():
+
+        def cut(current: list[str], ids: list[str] = ids) -> tuple[list[str], None]:
+            now = find_entries(current)
+            drop = {k for i in ids if i in now for k in range(now[i].start, now[i].end)}
+            return [x for k, x in enumerate(current) if k not in drop], None
+
+        store._replace(other, cut)

@@ -210,30 +210,42 @@ def _looks_like_password(value: str) -> bool:
 
 def _assignments(text: str) -> Iterator[Finding]:
     for m in _ASSIGN.finditer(text):
-        key, op = m.group("key").lower(), m.group("op")
-        quoted = m.group("dq") is not None or m.group("sq") is not None
-        group = "dq" if m.group("dq") is not None else "sq" if quoted else "bare"
-        value = m.group(group)
-        if _PLACEHOLDER.match(value.strip()):
-            continue
-        is_password = re.search(_PASSWORD_KEY + "$", key) is not None
-        if not op.strip():
-            # "password hunter2" (a .netrc line, a command): only credential-looking values.
-            if not (is_password and _looks_like_password(value)):
-                continue
-        elif op.strip() == ":" and not quoted and m.group("rest").strip(" ,}"):
-            # Why: "Password: see the vault" is prose; a YAML value ends its line.
-            continue
-        if is_password:
-            if len(value) < 4 or (not quoted and not op.strip("= ") and " " in value):
-                continue
-        elif not _looks_random(value):
-            continue
-        yield Finding("password" if is_password else "secret assignment", *m.span(group))
+        found = _assignment(m)
+        if found is not None:
+            yield found
     yield from _prose(text)
     for m in _FLAG.finditer(text):
         if not _PLACEHOLDER.match(m.group("s")):
             yield Finding("password", *m.span("s"))
+
+
+def _assignment(m: re.Match[str]) -> Finding | None:
+    """The secret a ``key = value`` match (also ``key: value``, ``key value``) holds, if any."""
+    op = m.group("op")
+    group = "dq" if m.group("dq") is not None else "sq" if m.group("sq") is not None else "bare"
+    quoted = group != "bare"
+    value = m.group(group)
+    if _PLACEHOLDER.match(value.strip()):
+        return None
+    is_password = re.search(_PASSWORD_KEY + "$", m.group("key").lower()) is not None
+    if not _assigns_a_value(m, value, quoted, is_password):
+        return None
+    if is_password:
+        if len(value) < 4 or (not quoted and not op.strip("= ") and " " in value):
+            return None
+    elif not _looks_random(value):
+        return None
+    return Finding("password" if is_password else "secret assignment", *m.span(group))
+
+
+def _assigns_a_value(m: re.Match[str], value: str, quoted: bool, is_password: bool) -> bool:
+    """Whether the match's operator and what follows make it an assignment, not prose."""
+    op = m.group("op").strip()
+    if not op:
+        # "password hunter2" (a .netrc line, a command): only credential-looking values.
+        return is_password and _looks_like_password(value)
+    # Why: "Password: see the vault" is prose; a YAML value ends its line.
+    return not (op == ":" and not quoted and m.group("rest").strip(" ,}"))
 
 
 def _prose(text: str) -> Iterator[Finding]:

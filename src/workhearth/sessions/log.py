@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -99,81 +99,106 @@ def scan(
     """
     res = result if result is not None else ScanResult()
     dmg = res.damage
-    seen_max = max_seq
-    sid = session_id
-    offset = start
+    gate = _EventGate(dmg, session_id, max_seq, opener)
     with path.open("rb") as fh:
         if start:
             fh.seek(start)
-        carry = b""
-        while True:
-            chunk = fh.read(_READ_CHUNK)
-            at_eof = not chunk
-            buf = carry + chunk if carry else chunk
-            if at_eof:
-                if not buf:
-                    break
-                parts = [buf]  # a final segment without newline: torn unless it checks out
-                carry = b""
-            else:
-                parts = buf.split(b"\n")
-                carry = parts.pop()
-            for seg in parts:
-                seg_end = offset + len(seg) + (0 if at_eof else 1)
-                if line_ok(seg):
-                    good: list[bytes] = [seg]
-                elif not seg.strip(b"\x00 \r\t"):
-                    if seg:
-                        dmg.nul += 1
-                    offset = seg_end
+        for seg, seg_end, is_tail in _segments(fh, start):
+            # Why: the clean line is the common case; test it here, not in a call.
+            good = [seg] if line_ok(seg) else _salvage(seg, is_tail, dmg)
+            for line in good:
+                event = gate.admit(line)
+                if event is None:
                     continue
-                else:
-                    pieces = split_damaged(seg)
-                    good = [p for p in pieces if line_ok(p)]
-                    if b"\x00" in seg:
-                        dmg.nul += 1
-                    if good and len(pieces) > 1:
-                        dmg.glued += 1
-                    for i, piece in enumerate(pieces):
-                        if line_ok(piece):
-                            continue
-                        if at_eof and i == len(pieces) - 1:
-                            dmg.torn += 1
-                        else:
-                            dmg.checksum += 1
-                for line in good:
-                    event = decode_line(line)
-                    if event is None:
-                        dmg.undecodable += 1
-                        continue
-                    seq = event["seq"]
-                    line_sid = event.get("sid")
-                    if sid is None and event.get("type") == "meta":
-                        sid = line_sid
-                    if line_sid != sid:
-                        dmg.foreign += 1
-                        continue
-                    if seq <= seen_max:
-                        dmg.duplicate += 1
-                        continue
-                    if "enc" in event:
-                        if opener is None:
-                            dmg.undecodable += 1
-                            continue
-                        opened = opener(seq, event)
-                        if opened is None:
-                            dmg.undecodable += 1
-                            continue
-                        event = opened
-                    seen_max = seq
-                    res.end_offset = seg_end
-                    res.last_crc = line_crc(line)
-                    res.last_seq = seq
-                    res.lines += 1
-                    yield event
-                offset = seg_end
-            if at_eof:
-                break
+                res.end_offset = seg_end
+                res.last_crc = line_crc(line)
+                res.last_seq = gate.seen_max
+                res.lines += 1
+                yield event
+
+
+def _segments(fh: BinaryIO, offset: int) -> Iterator[tuple[bytes, int, bool]]:
+    """Split the file (read from byte ``offset``) at newlines, in chunks.
+
+    Yields ``(segment, byte offset just after it, whether it is an unterminated tail)``.
+    """
+    carry = b""
+    while True:
+        chunk = fh.read(_READ_CHUNK)
+        if not chunk:
+            if carry:  # a final segment without newline: torn unless it checks out
+                yield carry, offset + len(carry), True
+            return
+        parts = (carry + chunk).split(b"\n") if carry else chunk.split(b"\n")
+        carry = parts.pop()
+        for seg in parts:
+            offset += len(seg) + 1
+            yield seg, offset, False
+
+
+def _salvage(seg: bytes, is_tail: bool, dmg: Damage) -> list[bytes]:
+    """The good lines inside a segment that is not one good line, counting what is lost."""
+    if not seg.strip(b"\x00 \r\t"):
+        if seg:
+            dmg.nul += 1
+        return []
+    pieces = split_damaged(seg)
+    good = [p for p in pieces if line_ok(p)]
+    if b"\x00" in seg:
+        dmg.nul += 1
+    if good and len(pieces) > 1:
+        dmg.glued += 1
+    for i, piece in enumerate(pieces):
+        if line_ok(piece):
+            continue
+        if is_tail and i == len(pieces) - 1:
+            dmg.torn += 1
+        else:
+            dmg.checksum += 1
+    return good
+
+
+class _EventGate:
+    """Decides which good lines are new events of this session; counts the others."""
+
+    __slots__ = ("dmg", "opener", "seen_max", "sid")
+
+    def __init__(
+        self, dmg: Damage, session_id: str | None, max_seq: int, opener: Opener | None
+    ) -> None:
+        self.dmg = dmg
+        self.sid = session_id
+        self.seen_max = max_seq  # the highest seq admitted (or known before the scan)
+        self.opener = opener
+
+    def admit(self, line: bytes) -> dict[str, Any] | None:
+        """The event of ``line`` (opened when encrypted), or None when it is skipped."""
+        event = decode_line(line)
+        if event is None:
+            self.dmg.undecodable += 1
+            return None
+        seq = event["seq"]
+        line_sid = event.get("sid")
+        if self.sid is None and event.get("type") == "meta":
+            self.sid = line_sid
+        if line_sid != self.sid:
+            self.dmg.foreign += 1
+            return None
+        if seq <= self.seen_max:
+            self.dmg.duplicate += 1
+            return None
+        if "enc" in event:
+            event = self._open(seq, event)
+            if event is None:
+                return None
+        self.seen_max = seq
+        return event
+
+    def _open(self, seq: int, event: dict[str, Any]) -> dict[str, Any] | None:
+        opened = self.opener(seq, event) if self.opener is not None else None
+        if opened is None:
+            self.dmg.undecodable += 1
+        return opened
 
 
 def _last_good_seq(fd: int, size: int) -> tuple[int, bool]:

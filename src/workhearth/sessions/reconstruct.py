@@ -211,14 +211,10 @@ class _Repair:
         cleaned: list[_Cleaned] = []
         prev: Any = None
         for msg in messages:
-            if not isinstance(msg, dict):
+            parsed = _role_and_content(msg)
+            if parsed is None:
                 continue
-            role = msg.get("role")
-            content = msg.get("content")
-            if isinstance(content, str):
-                content = [{"type": "text", "text": content}]
-            if not isinstance(content, list):
-                continue
+            role, content = parsed
             if role != "user" and role != "assistant":
                 self.dropped += len(content)
                 continue
@@ -227,30 +223,29 @@ class _Repair:
                 self.dropped += len(content)
                 continue
             prev = msg
-            blocks: list[Any] = content
-            kinds = 0
-            for pos, block in enumerate(content):
-                kept, bits = _clean_block(block, role)
-                if kept is not block:
-                    if blocks is content:  # first change: copy what came before
-                        blocks = content[:pos]
-                    if kept is None:
-                        self.dropped += 1
-                        continue
-                if blocks is not content:
-                    blocks.append(kept)
-                if bits & _LEAD and kinds & _BODY:
-                    kinds |= _SPLIT
-                kinds |= bits
-            if not blocks:
-                continue
-            extra = (
-                _NO_EXTRA
-                if len(msg) == 2
-                else {key: value for key, value in msg.items() if key not in _MESSAGE_KEYS}
-            )
-            cleaned.append((role, blocks, extra, kinds))
+            blocks, kinds = self._clean_blocks(content, role)
+            if blocks:
+                cleaned.append((role, blocks, _extra_keys(msg), kinds))
         return cleaned
+
+    def _clean_blocks(self, content: list[Any], role: str) -> tuple[list[Any], int]:
+        """The kept blocks (``content`` itself when none changed) and their kind bits."""
+        blocks: list[Any] = content
+        kinds = 0
+        for pos, block in enumerate(content):
+            kept, bits = _clean_block(block, role)
+            if kept is not block:
+                if blocks is content:  # first change: copy what came before
+                    blocks = content[:pos]
+                if kept is None:
+                    self.dropped += 1
+                    continue
+            if blocks is not content:
+                blocks.append(kept)
+            if bits & _LEAD and kinds & _BODY:
+                kinds |= _SPLIT
+            kinds |= bits
+        return blocks, kinds
 
     def _strip_unfinished_tail(self, cleaned: list[_Cleaned]) -> None:
         """Drop unsigned thinking that ends the conversation: the stream stopped inside it."""
@@ -390,6 +385,25 @@ def _segments(blocks: list[Block]) -> list[list[Block]]:
     return segments
 
 
+def _role_and_content(msg: Any) -> tuple[Any, list[Any]] | None:
+    """A message's role and its content as a block list; None when it has no usable content."""
+    if not isinstance(msg, dict):
+        return None
+    content = msg.get("content")
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        return None
+    return msg.get("role"), content
+
+
+def _extra_keys(msg: Message) -> dict[str, Any]:
+    """The message's keys besides role and content (an id, a timestamp...)."""
+    if len(msg) == 2:
+        return _NO_EXTRA
+    return {key: value for key, value in msg.items() if key not in _MESSAGE_KEYS}
+
+
 def _without_id(extra: dict[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in extra.items() if key != "id"}
 
@@ -475,13 +489,36 @@ def _clean_step(reply: Any, answer: Any, tool_ids: set[str]) -> list[Message] | 
     """Copies of one step (an assistant reply, the user message answering it) when
     :func:`repair` would keep both as they are; None when it would change anything.
     ``tool_ids`` (the ids used so far) gets the reply's calls."""
-    if not isinstance(reply, dict) or not isinstance(answer, dict):
+    blocks = _step_content(reply, "assistant")
+    answers = _step_content(answer, "user")
+    if blocks is None or answers is None:
         return None
-    if reply.get("role") != "assistant" or answer.get("role") != "user":
+    calls = _clean_calls(blocks, tool_ids)
+    if calls is None:
         return None
-    blocks, answers = reply.get("content"), answer.get("content")
-    if not isinstance(blocks, list) or not isinstance(answers, list) or not blocks or not answers:
+    results = _leading_results(answers)
+    if results is None:
         return None
+    answered = [b["tool_use_id"] for b in answers[:results]]
+    if sorted(answered) != sorted(calls) or len(set(answered)) != len(answered):
+        return None
+    tool_ids.update(calls)
+    return [
+        {**reply, "content": list(blocks)},  # type: ignore[typeddict-item]
+        {**answer, "content": list(answers)},  # type: ignore[typeddict-item]
+    ]
+
+
+def _step_content(message: Any, role: str) -> list[Any] | None:
+    """The non-empty block list of a ``role`` message; None for anything else."""
+    if not isinstance(message, dict) or message.get("role") != role:
+        return None
+    content = message.get("content")
+    return content if isinstance(content, list) and content else None
+
+
+def _clean_calls(blocks: list[Any], tool_ids: set[str]) -> list[str] | None:
+    """The tool ids a reply calls when repair would keep it as it is and it calls any."""
     kinds = 0
     calls: list[str] = []
     for block in blocks:
@@ -495,6 +532,11 @@ def _clean_step(reply: Any, answer: Any, tool_ids: set[str]) -> list[Message] | 
             calls.append(block["id"])
     if kinds == _UNSIGNED or not calls:
         return None
+    return calls
+
+
+def _leading_results(answers: list[Any]) -> int | None:
+    """How many tool results open an answer repair would keep; None when it would change it."""
     results = 0
     for position, block in enumerate(answers):
         kept, _ = _clean_block(block, "user")
@@ -504,11 +546,4 @@ def _clean_step(reply: Any, answer: Any, tool_ids: set[str]) -> list[Message] | 
             if results != position:
                 return None  # a result after other blocks: repair moves it first
             results += 1
-    answered = [b["tool_use_id"] for b in answers[:results]]
-    if sorted(answered) != sorted(calls) or len(set(answered)) != len(answered):
-        return None
-    tool_ids.update(calls)
-    return [
-        {**reply, "content": list(blocks)},  # type: ignore[typeddict-item]
-        {**answer, "content": list(answers)},  # type: ignore[typeddict-item]
-    ]
+    return results

@@ -34,6 +34,7 @@ from workhearth.skills.model import (
     Example,
     SkillError,
     Variable,
+    VariableType,
 )
 from workhearth.skills.validate import METADATA_FILE, LineDict, yaml_load, yaml_problem
 
@@ -92,123 +93,156 @@ def _scalar_text(value: Any) -> str | None:
     return None
 
 
+class _Fields:
+    """One YAML mapping being read: each problem is noted at the line of its key."""
+
+    def __init__(self, raw: LineDict, problems: list[str]) -> None:
+        self.raw = raw
+        self.problems = problems
+        self._before = len(problems)
+
+    def at(self, key: str) -> str:
+        return f"{METADATA_FILE}:{self.raw.key_lines.get(key, self.raw.line)}"
+
+    def problem(self, key: str, text: str) -> None:
+        self.problems.append(f"{self.at(key)}: {text}")
+
+    def reject_unknown(self, allowed: tuple[str, ...], what: str) -> None:
+        for key in self.raw:
+            if key not in allowed:
+                self.problem(key, f"unknown {what} field {key!r} (allowed: {', '.join(allowed)})")
+
+    def text_map(self, key: str, what: str) -> dict[str, str]:
+        """The ``{zh, en}`` map under ``key``; empty when the key is absent."""
+        if key not in self.raw:
+            return {}
+        return _text_map(self.raw[key], self.at(key), what, self.problems)
+
+    @property
+    def failed(self) -> bool:
+        """Whether any problem was noted since reading began."""
+        return len(self.problems) > self._before
+
+
 def _variable(raw: Any, where: str, problems: list[str]) -> Variable | None:
     if not isinstance(raw, LineDict):
         problems.append(f"{where}: a variable must be a mapping with at least 'name'")
         return None
-
-    def at(key: str) -> str:
-        return f"{METADATA_FILE}:{raw.key_lines.get(key, raw.line)}"
-
-    before = len(problems)
-    for key in raw:
-        if key not in _VARIABLE_KEYS:
-            problems.append(
-                f"{at(key)}: unknown variable field {key!r} (allowed: {', '.join(_VARIABLE_KEYS)})"
-            )
+    fields = _Fields(raw, problems)
+    fields.reject_unknown(_VARIABLE_KEYS, "variable")
     name = raw.get("name")
     if not isinstance(name, str) or not VAR_NAME_RE.match(name):
-        problems.append(f"{at('name')}: variable name must be letters, digits, '_' or '-'")
+        fields.problem("name", "variable name must be letters, digits, '_' or '-'")
         return None
-    vtype = raw.get("type", "text")
-    if vtype not in VARIABLE_TYPES:
-        problems.append(
-            f"{at('type')}: type of {name!r} must be one of {', '.join(VARIABLE_TYPES)}"
-        )
-        vtype = "text"
-    choices: tuple[str, ...] = ()
-    if "choices" in raw:
-        items = raw["choices"]
-        texts = [_scalar_text(c) for c in items] if isinstance(items, list) else [None]
-        if not texts or any(t is None for t in texts):
-            problems.append(f"{at('choices')}: choices of {name!r} must be a list of values")
-        else:
-            choices = tuple(t for t in texts if t is not None)
+    vtype = _variable_type(fields, name)
+    choices = _choices(fields, name)
     if vtype == "choice" and not choices:
-        problems.append(f"{at('type')}: choice variable {name!r} needs a list of choices")
-    required = raw.get("required", False)
-    if not isinstance(required, bool):
-        problems.append(f"{at('required')}: required of {name!r} must be true or false")
-        required = False
-    default: str | None = None
-    if "default" in raw and raw["default"] is not None:
-        default = _scalar_text(raw["default"])
-        if default is None:
-            problems.append(f"{at('default')}: default of {name!r} must be a single value")
-        else:
-            try:
-                check_value(Variable(name, {}, vtype, choices), default)
-            except SkillError as exc:
-                problems.append(f"{at('default')}: default {exc}")
-    description = (
-        _text_map(raw["description"], at("description"), f"description of {name!r}", problems)
-        if "description" in raw
-        else {}
-    )
-    label = (
-        _text_map(raw["label"], at("label"), f"label of {name!r}", problems)
-        if "label" in raw
-        else {}
-    )
-    if len(problems) > before:
+        fields.problem("type", f"choice variable {name!r} needs a list of choices")
+    required = _required(fields, name)
+    default = _default(fields, Variable(name, {}, vtype, choices))
+    description = fields.text_map("description", f"description of {name!r}")
+    label = fields.text_map("label", f"label of {name!r}")
+    if fields.failed:
         return None
     return Variable(name, description, vtype, choices, default, required, label)
+
+
+def _variable_type(fields: _Fields, name: str) -> VariableType:
+    vtype = fields.raw.get("type", "text")
+    if vtype not in VARIABLE_TYPES:
+        fields.problem("type", f"type of {name!r} must be one of {', '.join(VARIABLE_TYPES)}")
+        return "text"
+    return vtype
+
+
+def _choices(fields: _Fields, name: str) -> tuple[str, ...]:
+    if "choices" not in fields.raw:
+        return ()
+    items = fields.raw["choices"]
+    texts = [_scalar_text(c) for c in items] if isinstance(items, list) else [None]
+    if not texts or any(t is None for t in texts):
+        fields.problem("choices", f"choices of {name!r} must be a list of values")
+        return ()
+    return tuple(t for t in texts if t is not None)
+
+
+def _required(fields: _Fields, name: str) -> bool:
+    required = fields.raw.get("required", False)
+    if not isinstance(required, bool):
+        fields.problem("required", f"required of {name!r} must be true or false")
+        return False
+    return required
+
+
+def _default(fields: _Fields, var: Variable) -> str | None:
+    """The variable's default as text, checked against its type and choices."""
+    raw = fields.raw.get("default")
+    if raw is None:
+        return None
+    default = _scalar_text(raw)
+    if default is None:
+        fields.problem("default", f"default of {var.name!r} must be a single value")
+        return None
+    try:
+        check_value(var, default)
+    except SkillError as exc:
+        fields.problem("default", f"default {exc}")
+    return default
 
 
 def _example(raw: Any, where: str, problems: list[str]) -> Example | None:
     if not isinstance(raw, LineDict):
         problems.append(f"{where}: an example must be a mapping")
         return None
-
-    def at(key: str) -> str:
-        return f"{METADATA_FILE}:{raw.key_lines.get(key, raw.line)}"
-
-    before = len(problems)
-    for key in raw:
-        if key not in _EXAMPLE_KEYS:
-            problems.append(
-                f"{at(key)}: unknown example field {key!r} (allowed: {', '.join(_EXAMPLE_KEYS)})"
-            )
+    fields = _Fields(raw, problems)
+    fields.reject_unknown(_EXAMPLE_KEYS, "example")
     ex_id = raw.get("id")
     if not isinstance(ex_id, str) or not ex_id.strip():
-        problems.append(f"{at('id')}: example id must be non-empty text")
+        fields.problem("id", "example id must be non-empty text")
         ex_id = "?"
     for key in ("title", "description"):
         if key not in raw:
             problems.append(f"{where}: example {ex_id!r} misses {key} {{zh, en}}")
-    title = _text_map(raw.get("title"), at("title"), "title", problems) if "title" in raw else {}
-    desc = (
-        _text_map(raw.get("description"), at("description"), "description", problems)
-        if "description" in raw
-        else {}
-    )
+    title = fields.text_map("title", "title")
+    desc = fields.text_map("description", "description")
     prompt = raw.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
-        problems.append(f"{at('prompt')}: example {ex_id!r} needs a prompt (text)")
+        fields.problem("prompt", f"example {ex_id!r} needs a prompt (text)")
         prompt = ""
-    variables: list[Variable] = []
-    raw_vars = raw.get("variables", [])
+    variables = _variables(fields)
+    _check_placeholders(fields, prompt, {v.name for v in variables})
+    if fields.failed:
+        return None
+    return Example(ex_id, title, desc, prompt, tuple(variables))
+
+
+def _variables(fields: _Fields) -> list[Variable]:
+    """An example's declared variables (the valid ones), each name once."""
+    raw_vars = fields.raw.get("variables", [])
     if raw_vars is None:
         raw_vars = []
     if not isinstance(raw_vars, list):
-        problems.append(f"{at('variables')}: variables must be a list")
+        fields.problem("variables", "variables must be a list")
         raw_vars = []
+    variables: list[Variable] = []
     for item in raw_vars:
-        var = _variable(item, at("variables"), problems)
+        var = _variable(item, fields.at("variables"), fields.problems)
         if var is None:
             continue
         if any(v.name == var.name for v in variables):
-            problems.append(f"{at('variables')}: variable {var.name!r} is declared twice")
+            fields.problem("variables", f"variable {var.name!r} is declared twice")
         variables.append(var)
+    return variables
+
+
+def _check_placeholders(fields: _Fields, prompt: str, declared: set[str]) -> None:
+    """Note a malformed ``{{`` and every variable the prompt uses but does not declare."""
     used, template_problems = placeholders(prompt)
-    problems += [f"{at('prompt')}: {p}" for p in template_problems]
-    declared = {v.name for v in variables}
+    for text in template_problems:
+        fields.problem("prompt", text)
     for name in used:
         if name not in declared:
-            problems.append(f"{at('prompt')}: prompt uses undeclared variable {name!r}")
-    if len(problems) > before:
-        return None
-    return Example(ex_id, title, desc, prompt, tuple(variables))
+            fields.problem("prompt", f"prompt uses undeclared variable {name!r}")
 
 
 def parse_examples(text: str) -> tuple[list[Example], list[str]]:

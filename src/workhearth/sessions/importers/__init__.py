@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,14 @@ class ImportedSession:
     updated: str | None = None  # the newest timestamp the source holds
     # What was left out and why, for the importer's report: {"line": n | None, "reason": …}.
     skipped: list[dict[str, Any]] = field(default_factory=list)
+
+    def note_bad_lines(self, bad_lines: list[dict[str, Any]]) -> None:
+        """Record the lines that were not JSON (from :func:`read_json_lines_noting`)."""
+        bad = len(bad_lines)
+        self.skipped_lines = bad
+        self.skipped[:0] = bad_lines
+        if bad:
+            self.warnings.append(f"skipped {bad} line(s) that were not JSON")
 
 
 def first_text(records: Iterable[dict[str, Any]], key: str) -> str | None:
@@ -230,20 +238,47 @@ def _classify(value: Any) -> str | None:
         return None
     if not isinstance(value, dict):
         return None
-    rtype = value.get("type")
-    message = value.get("message")
-    # Why this order: newer Qwen Code records also carry isSidechain, so Gemini-shaped
-    # content (``parts``) and Qwen-only fields are checked before Claude's markers.
-    if isinstance(message, dict) and "parts" in message:
-        return "qwen-code"
-    if "systemPayload" in value or (rtype == "tool_result" and "uuid" in value):
-        return "qwen-code"
-    if rtype in _CLAUDE_ONLY_TYPES or "isSidechain" in value or "leafUuid" in value:
-        return "claude-code"
-    if isinstance(message, dict) and "content" in message and "uuid" in value:
-        return "claude-code"
-    if rtype in ("user", "gemini") and "id" in value and "content" in value:
-        return "qwen-code"  # Gemini CLI message record
-    if isinstance(value.get("messages"), list) or "projectHash" in value:
-        return "qwen-code"  # Gemini CLI conversation object or its metadata line
+    for matches, fmt in _RECORD_RULES:
+        if matches(value):
+            return fmt
     return None
+
+
+def _has_gemini_parts(value: dict[str, Any]) -> bool:
+    message = value.get("message")
+    return isinstance(message, dict) and "parts" in message
+
+
+def _has_qwen_fields(value: dict[str, Any]) -> bool:
+    return "systemPayload" in value or (value.get("type") == "tool_result" and "uuid" in value)
+
+
+def _has_claude_markers(value: dict[str, Any]) -> bool:
+    return value.get("type") in _CLAUDE_ONLY_TYPES or "isSidechain" in value or "leafUuid" in value
+
+
+def _is_claude_message(value: dict[str, Any]) -> bool:
+    message = value.get("message")
+    return isinstance(message, dict) and "content" in message and "uuid" in value
+
+
+def _is_gemini_message(value: dict[str, Any]) -> bool:
+    """A Gemini CLI message record."""
+    return value.get("type") in ("user", "gemini") and "id" in value and "content" in value
+
+
+def _is_gemini_conversation(value: dict[str, Any]) -> bool:
+    """A Gemini CLI conversation object or its metadata line."""
+    return isinstance(value.get("messages"), list) or "projectHash" in value
+
+
+# Why this order: newer Qwen Code records also carry isSidechain, so Gemini-shaped
+# content (``parts``) and Qwen-only fields are checked before Claude's markers.
+_RECORD_RULES: tuple[tuple[Callable[[dict[str, Any]], bool], str], ...] = (
+    (_has_gemini_parts, "qwen-code"),
+    (_has_qwen_fields, "qwen-code"),
+    (_has_claude_markers, "claude-code"),
+    (_is_claude_message, "claude-code"),
+    (_is_gemini_message, "qwen-code"),
+    (_is_gemini_conversation, "qwen-code"),
+)

@@ -20,7 +20,7 @@ conversation is the path from the newest leaf back to the root:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -55,26 +55,33 @@ def load_claude_code(path: Path) -> ImportedSession:
     """Read a Claude Code session file (and its ``subagents/`` folder when present)."""
     path = Path(path)
     values, bad_lines = read_json_lines_noting(path)
-    bad = len(bad_lines)
     records = [v for v in values if isinstance(v, dict)]
     if not values:
         raise ImportFormatError(f"{path} is not a Claude Code transcript (no JSON lines)")
     if not any(isinstance(r.get("type"), str) for r in records):
         raise ImportFormatError(f"{path} is not a Claude Code transcript (no Claude Code records)")
+    main, side = _split_sidechain_records(records)
+    session = _build_session(main, records)
+    session.note_bad_lines(bad_lines)
+    session.sidechains = _all_sidechains(path, records, side)
+    if session.agent_id is None and main and main[0].get("isSidechain"):
+        session.agent_id = first_text(main, "agentId")
+    return session
 
+
+def _split_sidechain_records(records: list[Record]) -> tuple[list[Record], list[Record]]:
+    """The main conversation's records and the sidechain (subagent) records."""
     main = [r for r in records if not r.get("isSidechain")]
     side = [r for r in records if r.get("isSidechain")]
     if not any(r.get("uuid") for r in main) and side:
         # Why: a subagent file on its own holds only sidechain records; it is the conversation.
         main, side = side, []
+    return main, side
 
-    session = _build_session(main, records)
-    session.skipped_lines = bad
-    session.skipped[:0] = bad_lines
-    if bad:
-        session.warnings.append(f"skipped {bad} line(s) that were not JSON")
+
+def _all_sidechains(path: Path, records: list[Record], side: list[Record]) -> list[ImportedSession]:
+    """Every subagent conversation: sidechain records, progress echoes and subagent files."""
     titles = _task_titles(records)
-
     sidechains: dict[str, ImportedSession] = {}
     for key, group in _group_sidechains(side).items():
         sidechains[key] = _sidechain(group, key, titles)
@@ -83,10 +90,7 @@ def load_claude_code(path: Path) -> ImportedSession:
     # Files win over what progress records echoed: they hold the whole subagent run.
     for key, sub in _subagent_files(path, titles).items():
         sidechains[key] = sub
-    session.sidechains = sorted(sidechains.values(), key=lambda s: s.created or "")
-    if session.agent_id is None and main and main[0].get("isSidechain"):
-        session.agent_id = first_text(main, "agentId")
-    return session
+    return sorted(sidechains.values(), key=lambda s: s.created or "")
 
 
 # --- building one conversation ------------------------------------------------------
@@ -309,43 +313,75 @@ def _convert_blocks(raw: Iterable[dict[str, Any]]) -> list[Block]:
     out: list[Block] = []
     for b in raw:
         kind = b.get("type")
-        if kind == "text":
-            text = b.get("text")
-            if isinstance(text, str) and text.strip():
-                out.append({"type": "text", "text": text})
-        elif kind == "thinking":
-            thinking = b.get("thinking") or ""
-            signature = b.get("signature") or ""
-            if not thinking and not signature:
-                continue
-            block: ThinkingBlock = {"type": "thinking", "thinking": thinking}
-            if "signature" in b and isinstance(b["signature"], str):
-                block["signature"] = b["signature"]
+        convert = _BLOCK_CONVERTERS.get(kind) if isinstance(kind, str) else None
+        block = convert(b) if convert is not None else None
+        if block is not None:
             out.append(block)
-        elif kind == "redacted_thinking":
-            out.append({"type": "redacted_thinking", "data": str(b.get("data") or "")})
-        elif kind == "tool_use" and isinstance(b.get("id"), str):
-            tool_input = b.get("input")
-            out.append(
-                {
-                    "type": "tool_use",
-                    "id": b["id"],
-                    "name": str(b.get("name") or ""),
-                    "input": tool_input if isinstance(tool_input, dict) else {"input": tool_input},
-                }
-            )
-        elif kind == "tool_result" and isinstance(b.get("tool_use_id"), str):
-            result: ToolResultBlock = {
-                "type": "tool_result",
-                "tool_use_id": b["tool_use_id"],
-                "content": _result_content(b.get("content")),
-            }
-            if "is_error" in b:
-                result["is_error"] = bool(b["is_error"])
-            out.append(result)
-        elif kind == "image" and isinstance(b.get("source"), dict):
-            out.append({"type": "image", "source": b["source"]})
     return out
+
+
+def _text_block(b: dict[str, Any]) -> Block | None:
+    text = b.get("text")
+    if isinstance(text, str) and text.strip():
+        return {"type": "text", "text": text}
+    return None
+
+
+def _thinking_block(b: dict[str, Any]) -> Block | None:
+    thinking = b.get("thinking") or ""
+    signature = b.get("signature") or ""
+    if not thinking and not signature:
+        return None
+    block: ThinkingBlock = {"type": "thinking", "thinking": thinking}
+    if "signature" in b and isinstance(b["signature"], str):
+        block["signature"] = b["signature"]
+    return block
+
+
+def _redacted_thinking_block(b: dict[str, Any]) -> Block | None:
+    return {"type": "redacted_thinking", "data": str(b.get("data") or "")}
+
+
+def _tool_use_block(b: dict[str, Any]) -> Block | None:
+    if not isinstance(b.get("id"), str):
+        return None
+    tool_input = b.get("input")
+    return {
+        "type": "tool_use",
+        "id": b["id"],
+        "name": str(b.get("name") or ""),
+        "input": tool_input if isinstance(tool_input, dict) else {"input": tool_input},
+    }
+
+
+def _tool_result_block(b: dict[str, Any]) -> Block | None:
+    if not isinstance(b.get("tool_use_id"), str):
+        return None
+    result: ToolResultBlock = {
+        "type": "tool_result",
+        "tool_use_id": b["tool_use_id"],
+        "content": _result_content(b.get("content")),
+    }
+    if "is_error" in b:
+        result["is_error"] = bool(b["is_error"])
+    return result
+
+
+def _image_block(b: dict[str, Any]) -> Block | None:
+    if not isinstance(b.get("source"), dict):
+        return None
+    return {"type": "image", "source": b["source"]}
+
+
+# Anthropic block type -> its converter (None drops the block); other types are dropped.
+_BLOCK_CONVERTERS: dict[str, Callable[[dict[str, Any]], Block | None]] = {
+    "text": _text_block,
+    "thinking": _thinking_block,
+    "redacted_thinking": _redacted_thinking_block,
+    "tool_use": _tool_use_block,
+    "tool_result": _tool_result_block,
+    "image": _image_block,
+}
 
 
 def _result_content(content: Any) -> str | list[dict[str, Any]]:

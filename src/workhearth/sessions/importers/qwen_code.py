@@ -71,11 +71,7 @@ def load_qwen_code(path: Path) -> ImportedSession:
             session = _from_gemini_jsonl(records)
         else:
             raise ImportFormatError(f"{path} is not a Qwen Code transcript (no chat records)")
-    bad = len(bad_lines)
-    session.skipped_lines = bad
-    session.skipped[:0] = bad_lines
-    if bad:
-        session.warnings.append(f"skipped {bad} line(s) that were not JSON")
+    session.note_bad_lines(bad_lines)
     return session
 
 
@@ -100,7 +96,21 @@ def _from_chat_records(records: list[Record]) -> ImportedSession:
 
 
 def _chat_session(records: list[Record]) -> ImportedSession:
-    chain = _chain(records)
+    messages = _chat_messages(_chain(records))
+    return ImportedSession(
+        source_id=first_text(records, "sessionId"),
+        workspace=first_text(records, "cwd"),
+        title=_custom_title(records),
+        created=first_text(records, "timestamp"),
+        model=last_model(messages),
+        messages=messages,
+        sidechains=[],
+        updated=last_text(records, "timestamp"),
+    )
+
+
+def _chat_messages(chain: list[Record]) -> list[Message]:
+    """Canonical messages for the records of a chain, tool results of one step together."""
     pairing = _Pairing()
     messages: list[Message] = []
     for rec in chain:
@@ -112,30 +122,49 @@ def _chat_session(records: list[Record]) -> ImportedSession:
         if not isinstance(content, dict):
             continue
         role: Role = "assistant" if rec.get("type") == "assistant" else "user"
-        blocks = _convert_parts(content.get("parts"), role, pairing, str(rec.get("uuid")))
-        if rec.get("type") == "tool_result" and _tool_failed(rec.get("toolCallResult")):
-            for block in blocks:
-                if block["type"] == "tool_result":
-                    block["is_error"] = True
+        blocks = _record_blocks(rec, content, role, pairing)
         if not blocks:
             continue
-        previous = messages[-1] if messages else None
-        if (
-            previous is not None
-            and rec.get("type") == "tool_result"
-            and previous["role"] == "user"
-            and all(b["type"] == "tool_result" for b in previous["content"])
-        ):
+        if messages and _joins_results(messages[-1], rec):
             # Why: Qwen Code records one line per finished tool call; the API wants them together.
-            previous["content"].extend(blocks)
+            messages[-1]["content"].extend(blocks)
             continue
-        message: Message = {"role": role, "content": blocks}
-        if rec.get("uuid"):
-            message["id"] = str(rec["uuid"])
-        if role == "assistant" and isinstance(rec.get("model"), str) and rec["model"]:
-            message["model"] = rec["model"]
-        messages.append(message)
+        messages.append(_chat_message(rec, role, blocks))
+    return messages
 
+
+def _record_blocks(
+    rec: Record, content: dict[str, Any], role: Role, pairing: _Pairing
+) -> list[Block]:
+    """A record's parts as blocks; results of a failed tool call are marked as errors."""
+    blocks = _convert_parts(content.get("parts"), role, pairing, str(rec.get("uuid")))
+    if rec.get("type") == "tool_result" and _tool_failed(rec.get("toolCallResult")):
+        for block in blocks:
+            if block["type"] == "tool_result":
+                block["is_error"] = True
+    return blocks
+
+
+def _joins_results(previous: Message, rec: Record) -> bool:
+    """Whether a tool_result record belongs in ``previous``, a user message of only results."""
+    return (
+        rec.get("type") == "tool_result"
+        and previous["role"] == "user"
+        and all(b["type"] == "tool_result" for b in previous["content"])
+    )
+
+
+def _chat_message(rec: Record, role: Role, blocks: list[Block]) -> Message:
+    message: Message = {"role": role, "content": blocks}
+    if rec.get("uuid"):
+        message["id"] = str(rec["uuid"])
+    if role == "assistant" and isinstance(rec.get("model"), str) and rec["model"]:
+        message["model"] = rec["model"]
+    return message
+
+
+def _custom_title(records: list[Record]) -> str | None:
+    """The last title the user set (a ``custom_title`` system record)."""
     titles = [
         r["systemPayload"]["customTitle"]
         for r in records
@@ -143,16 +172,7 @@ def _chat_session(records: list[Record]) -> ImportedSession:
         and isinstance(r.get("systemPayload"), dict)
         and isinstance(r["systemPayload"].get("customTitle"), str)
     ]
-    return ImportedSession(
-        source_id=first_text(records, "sessionId"),
-        workspace=first_text(records, "cwd"),
-        title=titles[-1] if titles else None,
-        created=first_text(records, "timestamp"),
-        model=last_model(messages),
-        messages=messages,
-        sidechains=[],
-        updated=last_text(records, "timestamp"),
-    )
+    return titles[-1] if titles else None
 
 
 def _chain(records: list[Record]) -> list[Record]:
@@ -250,55 +270,74 @@ def _convert_parts(parts: Any, role: str, pairing: _Pairing, key: str) -> list[B
             part = {"text": part}
         if not isinstance(part, dict):
             continue
-        call, resp, data = (
-            part.get("functionCall"),
-            part.get("functionResponse"),
-            part.get("inlineData"),
-        )
-        if isinstance(part.get("text"), str):
-            text = part["text"]
-            if not text.strip():
-                continue
-            if part.get("thought") is True:
-                blocks.append({"type": "thinking", "thinking": text})
-            else:
-                blocks.append({"type": "text", "text": text})
-        elif isinstance(call, dict):
-            name = str(call.get("name") or "")
-            args = call.get("args")
-            blocks.append(
-                {
-                    "type": "tool_use",
-                    "id": pairing.call(name, call.get("id"), f"{key}-{i}"),
-                    "name": name,
-                    "input": args if isinstance(args, dict) else {},
-                }
-            )
-        elif isinstance(resp, dict):
-            name = str(resp.get("name") or "")
-            content, failed = _response_content(resp.get("response"))
-            result: ToolResultBlock = {
-                "type": "tool_result",
-                "tool_use_id": pairing.response(name, resp.get("id"), f"{key}-{i}"),
-                "content": content,
-            }
-            if failed:
-                result["is_error"] = True
-            blocks.append(result)
-        elif isinstance(data, dict):
-            mime = str(data.get("mimeType") or "application/octet-stream")
-            if mime.startswith("image/") and isinstance(data.get("data"), str):
-                source = {"type": "base64", "media_type": mime, "data": data["data"]}
-                blocks.append({"type": "image", "source": source})
-            else:
-                blocks.append({"type": "text", "text": f"[{mime} attachment omitted]"})
-        elif isinstance(part.get("fileData"), dict):
-            uri = part["fileData"].get("fileUri") or "file"
-            blocks.append({"type": "text", "text": f"[attached {uri}]"})
+        block = _convert_part(part, pairing, f"{key}-{i}")
+        if block is not None:
+            blocks.append(block)
     if role == "assistant":
         # Why: a tool_result can only travel in a user message; none belong to the model.
         blocks = [b for b in blocks if b["type"] != "tool_result"]
     return blocks
+
+
+def _convert_part(part: dict[str, Any], pairing: _Pairing, fallback_id: str) -> Block | None:
+    """One Gemini part as a block (None when it says nothing); ``fallback_id`` names an id-less call."""
+    if isinstance(part.get("text"), str):
+        return _text_part(part)
+    call = part.get("functionCall")
+    if isinstance(call, dict):
+        return _function_call(call, pairing, fallback_id)
+    resp = part.get("functionResponse")
+    if isinstance(resp, dict):
+        return _function_response(resp, pairing, fallback_id)
+    data = part.get("inlineData")
+    if isinstance(data, dict):
+        return _inline_data(data)
+    if isinstance(part.get("fileData"), dict):
+        uri = part["fileData"].get("fileUri") or "file"
+        return {"type": "text", "text": f"[attached {uri}]"}
+    return None
+
+
+def _text_part(part: dict[str, Any]) -> Block | None:
+    text = part["text"]
+    if not text.strip():
+        return None
+    if part.get("thought") is True:
+        return {"type": "thinking", "thinking": text}
+    return {"type": "text", "text": text}
+
+
+def _function_call(call: dict[str, Any], pairing: _Pairing, fallback_id: str) -> Block:
+    name = str(call.get("name") or "")
+    args = call.get("args")
+    return {
+        "type": "tool_use",
+        "id": pairing.call(name, call.get("id"), fallback_id),
+        "name": name,
+        "input": args if isinstance(args, dict) else {},
+    }
+
+
+def _function_response(resp: dict[str, Any], pairing: _Pairing, fallback_id: str) -> Block:
+    name = str(resp.get("name") or "")
+    content, failed = _response_content(resp.get("response"))
+    result: ToolResultBlock = {
+        "type": "tool_result",
+        "tool_use_id": pairing.response(name, resp.get("id"), fallback_id),
+        "content": content,
+    }
+    if failed:
+        result["is_error"] = True
+    return result
+
+
+def _inline_data(data: dict[str, Any]) -> Block:
+    """An inline image as an image block; any other attachment is named, not carried."""
+    mime = str(data.get("mimeType") or "application/octet-stream")
+    if mime.startswith("image/") and isinstance(data.get("data"), str):
+        source = {"type": "base64", "media_type": mime, "data": data["data"]}
+        return {"type": "image", "source": source}
+    return {"type": "text", "text": f"[{mime} attachment omitted]"}
 
 
 def _response_content(response: Any) -> tuple[str, bool]:
