@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -173,3 +174,24 @@ def test_doctor_says_in_one_line_that_the_home_is_writable_and_how_much_is_free(
     assert not (tmp_path / "home").exists() or not list(
         (tmp_path / "home").glob(".hearth-doctor-*")
     )
+
+
+def test_doctor_names_what_to_install_for_a_complete_office_check(tmp_path: Path) -> None:
+    """Issue #21: without LibreOffice (and poppler, fontconfig) hearth check runs what it
+    can; doctor says which packages make its receipts complete."""
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    done = hearth(tmp_path, "doctor", PATH=str(bare))
+    assert done.returncode == 0, done.stderr
+    (office,) = [row for row in done.stdout.splitlines() if row.startswith("office check")]
+    assert "partial" in office and "apt-get install libreoffice-writer" in office
+    assert "poppler-utils" in office
+    report = json.loads(hearth(tmp_path, "doctor", "--json", PATH=str(bare)).stdout)
+    assert {m["program"] for m in report["office_check"]["missing"]} == {
+        "soffice",
+        "pdftoppm",
+        "fc-list",
+    }
+    if shutil.which("soffice") and shutil.which("pdftoppm") and shutil.which("fc-list"):
+        full = hearth(tmp_path, "doctor")
+        assert "office check complete" in full.stdout

@@ -75,6 +75,7 @@ def doctor(json: JsonOpt = False) -> None:
         "shell": os.environ.get("SHELL"),
         "sandbox": shutil.which("bwrap"),
         "quest_hides": [str(p) for p in quest_hidden(cfg.paths, policy, os.environ)],
+        "office_check": _office_check(),
     }
     if json:
         print_json(report)
@@ -108,6 +109,31 @@ def _print(report: dict[str, Any], cfg: Config) -> None:
     )
     print(f"sandbox     {report['sandbox'] or 'bubblewrap not installed'}")
     print(f"quest hides {', '.join(report['quest_hides'])} (where present)")
+    office = report["office_check"]
+    missing = [f"{m['what']} ({m['install']})" for m in office["missing"]]
+    print(f"office check {'complete' if not missing else 'partial: install ' + '; '.join(missing)}")
+
+
+# Why: hearth check runs what it can without these and lists the rest as skipped; the
+# user learns here what to install for a complete receipt.
+_OFFICE_TOOLS = (
+    ("soffice", "LibreOffice: opens, renders and recalculates office files",
+     "apt-get install libreoffice-writer libreoffice-calc libreoffice-impress"),
+    ("pdftoppm", "poppler: thumbnails", "apt-get install poppler-utils"),
+    ("fc-list", "fontconfig: which characters a font can draw", "apt-get install fontconfig"),
+)  # fmt: skip
+
+
+def _office_check() -> dict[str, Any]:
+    found, missing = {}, []
+    for program, what, install in _OFFICE_TOOLS:
+        where = shutil.which(program) or (
+            shutil.which("libreoffice") if program == "soffice" else None
+        )
+        found[program] = where
+        if where is None:
+            missing.append({"program": program, "what": what, "install": install})
+    return {"found": found, "missing": missing}
 
 
 def _without_config_file() -> Workhearth:
