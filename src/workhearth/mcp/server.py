@@ -1,5 +1,8 @@
 """``hearth mcp``: memory, sessions and skills as MCP tools (DESIGN §6), plus skill prompts.
 
+Each tool answers with a shape of :mod:`workhearth.api` (the REST API's own classes),
+so the SDK derives its output schema from the class the REST route names.
+
 Every tool goes through the library (``Workhearth(config=…, workspace=…)``), so the
 limits and errors are the REST API's: a ``HearthError`` becomes an MCP tool error
 carrying its one clear line; a malformed argument is rejected by the SDK from the
@@ -20,16 +23,18 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.prompts.base import Prompt, PromptArgument
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
-from typing_extensions import TypedDict
+from pydantic import Field
 
-from workhearth.api import models as api_models
 from workhearth.api.args import checked_workspace
 from workhearth.api.errors import MemoryNotFound
-from workhearth.api.models import SearchOut
+from workhearth.api.models import ContextIn, DeletedOut, EntryListOut, EntryOut, SearchOut
+from workhearth.api.session_models import LatestOut, SessionListOut, TaskStatus, TranscriptOut
+from workhearth.api.skill_models import SkillDetailOut, SkillListOut
+from workhearth.api.skills import skill_detail, skill_summary
 from workhearth.app import Workhearth
 from workhearth.config import Config
 from workhearth.errors import HearthError, NotFoundError
+from workhearth.tasks.service import transcript_status
 
 T = TypeVar("T")
 WORKSPACES_KEPT = 8
@@ -58,86 +63,10 @@ Cursor = Annotated[str | None, Field(description="next_cursor of the previous pa
 EntryId = Annotated[str, Field(description="The entry's id (from memory_list or a hit).")]
 
 
-class Context(BaseModel):
-    """One provenance record of a saved sentence (the REST body's ``contexts`` item)."""
-
-    model_config = ConfigDict(extra="forbid")
-    snippet: str = Field(description="The text the sentence came from (up to 4,000).")
-    session_id: str | None = None
-    message_id: str | None = None
-    origin: str | None = Field(None, description="Free text, up to 64 characters.")
-
-
 Contexts = Annotated[
-    list[Context] | None,
+    list[ContextIn] | None,
     Field(description="Provenance, up to 16: where the sentence came from."),
 ]
-
-
-# ----------------------------------------------------------------- output shapes
-class EntryOut(api_models.EntryOut):
-    # Why not the REST model as is: the tools' output schema has always given
-    # provenance items as free objects; kept so MCP clients see the same schema.
-    provenance: list[dict[str, Any]]  # type: ignore[assignment]
-
-
-class ListOut(TypedDict):
-    entries: list[EntryOut]
-    next_cursor: str | None
-
-
-class DeleteOut(TypedDict):
-    deleted: str
-
-
-class SessionOut(TypedDict):
-    session_id: str
-    workspace: str
-    title: str | None
-    messages: int | None
-    created: float | None
-    updated: float
-    encrypted: bool
-    path: str
-    parent: str | None
-
-
-class SessionsOut(TypedDict):
-    sessions: list[SessionOut]
-
-
-class TranscriptOut(TypedDict, total=False):
-    session_id: str
-    total: int
-    returned: int
-    messages: list[dict[str, Any]]
-    warnings: list[str]
-
-
-class LatestOut(TypedDict, total=False):
-    session_id: str
-    total: int
-    message: dict[str, Any] | None
-    warnings: list[str]
-
-
-class SkillOut(TypedDict):
-    name: str
-    description: str
-    source: str
-    path: str
-    status: str
-    problems: list[str]
-
-
-class SkillsOut(TypedDict):
-    skills: list[SkillOut]
-    warnings: list[str]
-
-
-class SkillDetailOut(SkillOut):
-    body: str | None
-    examples: list[dict[str, Any]]
 
 
 # ------------------------------------------------------------------- the server
@@ -248,7 +177,7 @@ def _memory_tools(server: MCPServer, hearths: Hearths) -> None:
         entry = hearths.call(
             workspace, lambda wh: wh.memory.save(content, level, tags or [], provenance)
         )
-        return entry.as_dict()  # type: ignore[return-value]
+        return EntryOut.model_validate(entry.as_dict())
 
     @_tool(server, hearths, annotations=READ, title="Search memory")
     def memory_search(
@@ -258,23 +187,25 @@ def _memory_tools(server: MCPServer, hearths: Hearths) -> None:
     ) -> SearchOut:
         """Find memory entries and notes by words; best first, scores relative to the best."""
         hits = hearths.call(workspace, lambda wh: wh.memory.search(query, limit=limit))
-        return {"results": [h.as_dict() for h in hits]}  # type: ignore[return-value]
+        return SearchOut.model_validate({"results": [h.as_dict() for h in hits]})
 
     @_tool(server, hearths, annotations=READ, title="List memory entries")
     def memory_list(
         limit: ListLimit = 20,
         cursor: Cursor = None,
         workspace: Workspace = None,
-    ) -> ListOut:
+    ) -> EntryListOut:
         """Memory entries, newest first, a page at a time."""
         entries, nxt = hearths.call(workspace, lambda wh: wh.memory.list(limit, cursor))
-        return {"entries": [e.as_dict() for e in entries], "next_cursor": nxt}  # type: ignore[misc]
+        return EntryListOut.model_validate(
+            {"entries": [e.as_dict() for e in entries], "next_cursor": nxt}
+        )
 
     @_tool(server, hearths, annotations=DELETE, title="Delete a memory entry")
     def memory_delete(
         id: EntryId,
         workspace: Workspace = None,
-    ) -> DeleteOut:
+    ) -> DeletedOut:
         """Remove an entry from memory (a copy stays in .memory_evicted.log; restorable)."""
 
         def delete(wh: Workhearth) -> None:
@@ -285,7 +216,7 @@ def _memory_tools(server: MCPServer, hearths: Hearths) -> None:
                 raise MemoryNotFound() from None
 
         hearths.call(workspace, delete)
-        return {"deleted": id}
+        return DeletedOut(deleted=id)
 
 
 def _session_tools(server: MCPServer, hearths: Hearths) -> None:
@@ -293,14 +224,17 @@ def _session_tools(server: MCPServer, hearths: Hearths) -> None:
     def session_list(
         limit: Annotated[int, Field(description="How many, newest first, 1..100.")] = 30,
         workspace: Workspace = None,
-    ) -> SessionsOut:
-        """hearth's agent sessions of the workspace, newest first, with title and size."""
+    ) -> SessionListOut:
+        """hearth's agent sessions of the workspace, newest first, with title, size and status."""
         if not 1 <= limit <= 100:
             raise ToolError("session list limit must be between 1 and 100")
-        infos = hearths.call(
-            workspace, lambda wh: wh.sessions.list(limit=limit, workspace=wh.workspace)
-        )
-        return {"sessions": [i.as_dict() for i in infos]}  # type: ignore[misc]
+
+        def listing(wh: Workhearth) -> SessionListOut:
+            infos = wh.sessions.list(limit=limit, workspace=wh.workspace)
+            sessions = [{**i.as_dict(), "status": _status(wh, i.session_id)} for i in infos]
+            return SessionListOut.model_validate({"sessions": sessions})
+
+        return hearths.call(workspace, listing)
 
     @_tool(server, hearths, annotations=READ, title="Read a session")
     def session_read(
@@ -312,7 +246,7 @@ def _session_tools(server: MCPServer, hearths: Hearths) -> None:
     ) -> TranscriptOut:
         """The last messages of a session (found from any workspace)."""
         out = hearths.call(workspace, lambda wh: wh.sessions.read_transcript(id, count))
-        return out.as_dict()  # type: ignore[return-value]
+        return TranscriptOut.model_validate(out.as_dict())
 
     @_tool(server, hearths, annotations=READ, title="Latest message of a session")
     def session_latest(
@@ -321,18 +255,31 @@ def _session_tools(server: MCPServer, hearths: Hearths) -> None:
     ) -> LatestOut:
         """The newest message of a session."""
         out = hearths.call(workspace, lambda wh: wh.sessions.latest_message(id))
-        return out.as_dict()  # type: ignore[return-value]
+        return LatestOut.model_validate(out.as_dict())
+
+
+def _status(wh: Workhearth, session_id: str) -> TaskStatus:
+    """What the session's transcript says of its task (``done`` when it cannot be read).
+
+    Why the transcript: this server runs no tasks; and "done", as the REST API says of
+    a session whose status nobody can tell.
+    """
+    try:
+        return transcript_status(wh.sessions.open(session_id))[0]
+    except HearthError:
+        return "done"
 
 
 def _skill_tools(server: MCPServer, hearths: Hearths) -> None:
     @_tool(server, hearths, annotations=READ, title="List skills")
-    def skill_list(workspace: Workspace = None) -> SkillsOut:
+    def skill_list(workspace: Workspace = None) -> SkillListOut:
         """Skills hearth has (folders with SKILL.md), broken ones with their problems."""
 
-        def listing(wh: Workhearth) -> SkillsOut:
+        def listing(wh: Workhearth) -> SkillListOut:
             lib = wh.skills
             lib.refresh()  # Why: a long-lived server sees skills installed since
-            return {"skills": [s.as_dict() for s in lib.list()], "warnings": lib.warnings()}  # type: ignore[misc]
+            skills = [skill_summary(s) for s in lib.list()]
+            return SkillListOut.model_validate({"skills": skills, "warnings": lib.warnings()})
 
         return hearths.call(workspace, listing)
 
@@ -347,10 +294,9 @@ def _skill_tools(server: MCPServer, hearths: Hearths) -> None:
             lib = wh.skills
             lib.refresh()
             skill = lib.get(name)
-            data: dict[str, Any] = skill.as_dict()
-            data["body"] = lib.body(name) if skill.ok else None
-            data["examples"] = [e.as_dict() for e in lib.examples(name)] if skill.ok else []
-            return data  # type: ignore[return-value]
+            data = skill_detail(skill, lib.body(skill.name) if skill.ok else None)
+            data["examples"] = [e.as_dict() for e in lib.examples(skill.name)] if skill.ok else []
+            return SkillDetailOut.model_validate(data)
 
         return hearths.call(workspace, detail)
 

@@ -15,8 +15,8 @@ from typing import Annotated
 
 from fastapi import FastAPI, Form, HTTPException, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
-from pydantic import BaseModel, Field
 
+from workhearth.api.workbench_models import LoginUrlOut
 from workhearth.server.schemas import ID_MAX, errors
 from workhearth.server.security import COOKIE, LOGIN_TTL, SESSION_TTL, Auth
 
@@ -25,11 +25,6 @@ PAGE = "page.html"
 # Why a fixed set: the page shows words for these; nothing the client sent is echoed.
 REASONS = frozenset({"", "expired", "wrong", "signed_out", "restarted"})
 _NOT_PAGES = ("/v1/", "/mcp")
-
-
-class LoginUrlOut(BaseModel):
-    url: str = Field(description="A one-time login URL: it works once, for expires_in seconds.")
-    expires_in: int
 
 
 @cache

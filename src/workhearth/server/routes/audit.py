@@ -7,7 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 
 from workhearth.agent.audit import AuditLog
-from workhearth.server.schemas import ID_MAX, AuditListOut
+from workhearth.api.workbench_models import AuditListOut
+from workhearth.server.schemas import ID_MAX
 
 router = APIRouter(prefix="/v1/audit", tags=["audit"])
 

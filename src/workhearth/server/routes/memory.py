@@ -13,6 +13,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Res
 from starlette.concurrency import run_in_threadpool
 
 from workhearth.api.errors import MemoryNotFound
+from workhearth.api.models import EntryListOut, EntryOut, SearchOut
 from workhearth.app import Workhearth
 from workhearth.errors import NotFoundError, UsageError
 from workhearth.memory.api import Memory
@@ -29,11 +30,8 @@ from workhearth.server.errors import HttpError
 from workhearth.server.schemas import (
     LIST_LIMIT_MAX,
     SAVED_BEFORE,
-    EntryListOut,
-    EntryOut,
     MemoryEditIn,
     MemorySaveIn,
-    SearchOut,
     SearchQuery,
     errors,
     query_openapi,

@@ -7,16 +7,15 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 
-from workhearth.app import Workhearth
-from workhearth.server.deps import hearth_dep
-from workhearth.server.schemas import (
-    ID_MAX,
+from workhearth.api.session_models import (
     FilesChangedOut,
     LatestOut,
     SessionListOut,
     TranscriptOut,
-    errors,
 )
+from workhearth.app import Workhearth
+from workhearth.server.deps import hearth_dep
+from workhearth.server.schemas import ID_MAX, errors
 from workhearth.sessions.store import COUNT_DEFAULT, COUNT_MAX, COUNT_MIN
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])

@@ -6,17 +6,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path
 
+from workhearth.api.skill_models import RenderOut, SkillDetailOut, SkillOut
 from workhearth.api.skills import skill_detail, skill_summary
 from workhearth.app import Workhearth
 from workhearth.server.deps import hearth_dep
-from workhearth.server.schemas import (
-    ID_MAX,
-    RenderIn,
-    RenderOut,
-    SkillDetailOut,
-    SkillOut,
-    errors,
-)
+from workhearth.server.schemas import ID_MAX, RenderIn, errors
 
 router = APIRouter(prefix="/v1/skills", tags=["skills"])
 SkillName = Annotated[str, Path(max_length=ID_MAX, description="The skill's name.")]

@@ -14,8 +14,9 @@ from fastapi import APIRouter, Depends, Header, Path, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
+from workhearth.api.session_models import TaskOut, TaskStarted
 from workhearth.server.errors import HttpError
-from workhearth.server.schemas import ID_MAX, PATH_MAX, TaskStatus, errors
+from workhearth.server.schemas import ID_MAX, PATH_MAX, errors
 from workhearth.server.tasks import Task, TaskConflict, TaskService, sse_stream
 
 # Why no auth dependency here: create_app serves every /v1/ path behind RequireLogin.
@@ -53,28 +54,6 @@ class ResumeIn(_Strict):
 
 class ApprovalIn(_Strict):
     answer: Literal["once", "always", "deny"]
-
-
-class TaskStarted(BaseModel):
-    session_id: str
-    status: TaskStatus
-
-
-class PendingOut(BaseModel):
-    call_id: str
-    tool: str
-    summary: str
-
-
-class TaskOut(BaseModel):
-    session_id: str
-    status: TaskStatus
-    reason: str | None = Field(None, description="Why a failed task failed, in words.")
-    pending_approval: PendingOut | None
-    run: str | None = Field(None, description="The run this server holds events of (event ids).")
-    messages_before: int | None = Field(
-        None, description="Transcript messages before that run's events (none: no run here)."
-    )
 
 
 def tasks_dep(request: Request) -> TaskService:

@@ -8,17 +8,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query, Request
 
 from workhearth.agent.history import FileHistory
+from workhearth.api.workbench_models import FileVersionOut, TrashItemOut, TrashListOut
 from workhearth.app import Workhearth
 from workhearth.errors import NotFoundError
 from workhearth.server.deps import hearth_dep
-from workhearth.server.schemas import (
-    ID_MAX,
-    FileVersionOut,
-    TrashItemOut,
-    TrashListOut,
-    TrashRestoreIn,
-    errors,
-)
+from workhearth.server.schemas import ID_MAX, TrashRestoreIn, errors
 from workhearth.trash import Trash
 
 router = APIRouter(prefix="/v1/trash", tags=["trash"])
