@@ -55,6 +55,11 @@ def test_a_broken_file_is_caught_then_a_good_one_passes(hearth: Hearth, agent_fo
     assert thumbs and (folder / thumbs[0]).read_bytes().startswith(b"\x89PNG")
     shown = hearth.json("sessions", "show", session_id)
     assert shown["status"] == "done", shown
+    # The terminal: one line per produced file (its latest receipt), and its thumbnails.
+    lines = result.err.splitlines()
+    assert "checked report.docx: ok · 1 pages" in lines, result.err
+    (thumb_line,) = [line for line in lines if line.startswith("  thumbnails: ")]
+    assert thumb_line.split()[1] == str(folder / thumbs[0])
 
 
 def test_done_with_a_failing_file_left_behind_is_failed(hearth: Hearth, agent_for) -> None:
@@ -68,6 +73,7 @@ def test_done_with_a_failing_file_left_behind_is_failed(hearth: Hearth, agent_fo
     result = agent.run("run", "make table.xlsx", "--mode", "agent", "--yes")
     assert result.code != 0
     assert "table.xlsx" in result.err and "fails its check" in result.err
+    assert "checked table.xlsx: FAILS: not a valid Office file" in result.err
     (session_id,) = agent.session_ids()
     shown = hearth.json("sessions", "show", session_id)
     assert shown["status"] == "failed"

@@ -164,6 +164,30 @@ def check_globals(mode: str | None, model: str | None) -> None:
         resolve(model, hearth().config.models)
 
 
+def _print_receipts(session_id: str) -> None:
+    """Issue #21: one line per office file the task produced, hearth's verdict on it,
+    and where its thumbnails are (the latest receipt per file)."""
+    from workhearth.agent.receipts import kept_receipts
+    from workhearth.errors import HearthError
+
+    try:
+        with hearth().sessions.open(session_id) as session:
+            latest = {r["path"]: r for r in kept_receipts(session)}
+            folder, sealed = session.folder / "receipts", session.encrypted
+    except (HearthError, OSError):
+        return
+    for path, receipt in latest.items():
+        failing = [p for p in receipt.get("problems", []) if p.get("kind") != "skipped"]
+        verdict = (
+            "ok" if receipt.get("ok") else f"FAILS: {failing[0]['message'] if failing else '?'}"
+        )
+        pages = f" · {receipt['pages']} pages" if receipt.get("pages") else ""
+        print(f"checked {path}: {verdict}{pages}", file=sys.stderr)
+        thumbs = receipt.get("thumbnails") or []
+        if thumbs and not sealed:
+            print(f"  thumbnails: {' '.join(str(folder / t) for t in thumbs)}", file=sys.stderr)
+
+
 def _finish(task: Task, progress: Progress) -> None:
     """Say how the task ended, as the task says it, and exit with its code."""
     sid, reason = task.session_id, task.reason or "error"
@@ -176,6 +200,7 @@ def _finish(task: Task, progress: Progress) -> None:
         raise typer.Exit(0)
     if not progress.at_line_start:
         print()
+    _print_receipts(sid)
     if task.status == "failed":
         message = task.message or "it ended on an error"
         again = "" if "hearth resume" in message else f"; continue with `hearth resume {sid}`"
