@@ -170,8 +170,11 @@ description: {description}
 # {name}
 
 Say here, for the agent, what this skill does and how to do it step by step.
-Keep it short: put long material in `references/` and scripts in `scripts/`
-(run them as `python scripts/NAME.py ARGS` from this folder).
+Keep it short: put long material in `references/` and scripts in `scripts/`.
+Run a script with hearth's Python and its full path, from the user's workspace, as
+`activate_skill` prints it: `PYTHON SKILL_DIR/scripts/NAME.py ARGS`, where PYTHON is
+hearth's own interpreter (a bare `python` may lack the libraries the script needs)
+and SKILL_DIR is this skill's folder.
 """
 
 _METADATA_TEMPLATE = """\

@@ -194,6 +194,8 @@ def activation_text(
         "with the shell tool and hearth's own Python, which has the office libraries installed, "
         "from the workspace, so that input and output files are the user's:",
         f"  {python} {shlex.quote(folder + '/scripts/')}<script>.py ARGS",
+        f"Where the steps below say PYTHON SKILL_DIR/scripts/NAME.py, PYTHON is {python} "
+        f"and SKILL_DIR is {shlex.quote(folder)}.",
         "Write outputs into the workspace, never into the skill folder.",
     ]
     files = skill_files(skill.path)

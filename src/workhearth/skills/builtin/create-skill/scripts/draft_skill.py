@@ -166,8 +166,10 @@ description: {_yaml_str(description)}
 
 ## Notes
 
-- Scripts go in `scripts/` (argparse, run as `python scripts/NAME.py …`), long
-  reference material in `references/`, templates in `assets/`.
+- Scripts go in `scripts/` (argparse), long reference material in `references/`,
+  templates in `assets/`. Run a script with hearth's Python and its full path, as
+  `activate_skill` prints it: `PYTHON SKILL_DIR/scripts/NAME.py ARGS` (a bare `python`
+  may lack the libraries the script needs).
 - The example tasks are in `.skill-metadata.yaml`: `{{{{variable}}}}` placeholders
   are filled in by the person running the task.
 """

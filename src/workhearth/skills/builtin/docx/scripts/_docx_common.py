@@ -1,8 +1,9 @@
 """What the docx scripts share beyond workhearth.skills.scriptkit: their input and output
 checks (in the docx skill's wording) and opening a Word file.
 
-A script runs as ``python scripts/NAME.py``, which puts this folder first on
-``sys.path``; that is how the scripts find this module.
+A script runs as ``PYTHON SKILL_DIR/scripts/NAME.py`` (hearth's interpreter, the script's
+full path), which puts this folder first on ``sys.path``; that is how the scripts find
+this module.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Word (or any document LibreOffice opens) → PDF with LibreOffice headless.
 
-Usage: python scripts/convert_to_pdf.py INPUT.docx [-o OUTPUT.pdf] [--timeout 180] [--force]
+Usage: PYTHON SKILL_DIR/scripts/convert_to_pdf.py INPUT.docx [-o OUTPUT.pdf] [--timeout 180] [--force]
 
 Each run uses its own throw-away LibreOffice profile, so several conversions can run
 at once and a running LibreOffice window is never disturbed.

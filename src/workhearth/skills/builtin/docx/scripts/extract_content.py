@@ -1,9 +1,14 @@
-"""Read a .docx: text, headings (with levels), lists, tables (as rows), images → JSON or Markdown.
+"""Read a .docx: text, headings (with levels), lists, tables (as rows), images, tracked
+changes and comments → JSON or Markdown.
 
-Usage: python scripts/extract_content.py INPUT.docx [-o OUT.json|OUT.md] [--images-dir DIR]
+Usage: PYTHON SKILL_DIR/scripts/extract_content.py INPUT.docx [-o OUT.json|OUT.md]
+       [--changes accept|reject] [--images-dir DIR]
 
-Blocks come out in document order. Images are saved only when --images-dir is given
-(image1.png, image2.jpeg, … in order of first appearance).
+Blocks come out in document order, their text read as if every tracked change were
+accepted (default) or rejected (--changes reject); the changes themselves (insert or
+delete, author, date, text) and the comments (author, text, the text they mark) are
+listed after the blocks. Images are saved only when --images-dir is given (image1.png,
+image2.jpeg, … in order of first appearance).
 """
 
 from __future__ import annotations
@@ -34,6 +39,12 @@ def main(argv: list[str] | None = None) -> int:
         choices=("json", "markdown"),
         help="output format (default: from the -o suffix, else json)",
     )
+    p.add_argument(
+        "--changes",
+        choices=("accept", "reject"),
+        default="accept",
+        help="read tracked changes as accepted (default) or rejected; both are listed anyway",
+    )
     p.add_argument("--images-dir", help="folder to save the embedded images in (created if needed)")
     p.add_argument("--force", action="store_true", help="overwrite OUTPUT and images if they exist")
     args = p.parse_args(argv)
@@ -50,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         raise UserError(f"--images-dir is not a folder: {images_dir}")
 
     document = open_docx(src)
-    result = extract(document, src)
+    result = extract(document, src, args.changes)
     if images_dir is not None:
         _save_images(document, result, images_dir, force=args.force)
     text = (
@@ -65,63 +76,35 @@ def main(argv: list[str] | None = None) -> int:
         tmp.write_text(text + "\n", encoding="utf-8")
     print(
         f"wrote {out} ({len(result['headings'])} headings, {len(result['tables'])} tables, "
-        f"{len(result['images'])} images)"
+        f"{len(result['images'])} images, {len(result['changes'])} tracked changes, "
+        f"{len(result['comments'])} comments)"
     )
     return 0
 
 
-def extract(document: Any, src: Path) -> dict[str, Any]:
-    from docx.oxml.ns import qn
+def extract(document: Any, src: Path, view: str = "accept") -> dict[str, Any]:
+    """Blocks in document order, read with every tracked change accepted or rejected (``view``)."""
+    from _docx_revisions import changes, comments
     from docx.table import Table
-    from docx.text.paragraph import Paragraph
 
     blocks: list[dict[str, Any]] = []
     headings: list[dict[str, Any]] = []
     tables: list[list[list[str]]] = []
     images: list[dict[str, Any]] = []
-    seen_images: dict[str, int] = {}
     formats = _list_formats(document)
-
     for item in document.iter_inner_content():
         if isinstance(item, Table):
-            rows = _rows(item)
+            rows = _rows(item, view)
             tables.append(rows)
             blocks.append({"type": "table", "rows": rows})
             continue
-        assert isinstance(item, Paragraph)
-        for blip in item._p.iter(qn("a:blip")):
-            r_id = blip.get(qn("r:embed"))
-            if r_id and r_id not in seen_images and r_id in document.part.rels:
-                seen_images[r_id] = len(images)
-                part = document.part.rels[r_id].target_part
-                alt = _alt_text(blip)
-                images.append(
-                    {
-                        "index": len(images) + 1,
-                        "rel_id": r_id,
-                        "content_type": part.content_type,
-                        "alt": alt,
-                    }
-                )
-                blocks.append({"type": "image", "index": len(images), "alt": alt})
-        text = item.text
-        if not text.strip():
+        blocks += _image_blocks(document, item, images)
+        block = _paragraph_block(item, formats, view)
+        if block is None:
             continue
-        level = _heading_level(item)
-        if level is not None:
-            headings.append({"level": level, "text": text})
-            blocks.append({"type": "heading", "level": level, "text": text})
-            continue
-        if (item.style.name if item.style is not None else "") in CODE_STYLES:
-            blocks.append({"type": "code", "text": text})
-            continue
-        num = item._p.pPr.numPr if item._p.pPr is not None else None
-        if num is not None and num.numId is not None:
-            ilvl = num.ilvl.val if num.ilvl is not None else 0
-            ordered = formats.get((num.numId.val, ilvl), "bullet") != "bullet"
-            blocks.append({"type": "list_item", "level": ilvl, "ordered": ordered, "text": text})
-            continue
-        blocks.append({"type": "paragraph", "text": text})
+        blocks.append(block)
+        if block["type"] == "heading":
+            headings.append({"level": block["level"], "text": block["text"]})
 
     full_text = "\n".join(
         b["text"] if "text" in b else "\n".join("\t".join(r) for r in b["rows"])
@@ -131,12 +114,62 @@ def extract(document: Any, src: Path) -> dict[str, Any]:
     return {
         "source": str(src),
         "title": document.core_properties.title or None,
+        "changes_view": view,
         "headings": headings,
         "tables": tables,
         "images": images,
         "blocks": blocks,
         "text": full_text,
+        "changes": changes(document.element.body),
+        "comments": comments(document, view),
     }
+
+
+def _image_blocks(document: Any, para: Any, images: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Image blocks for the pictures first seen in ``para``; ``images`` grows with them."""
+    from docx.oxml.ns import qn
+
+    seen = {image["rel_id"] for image in images}
+    blocks = []
+    for blip in para._p.iter(qn("a:blip")):
+        r_id = blip.get(qn("r:embed"))
+        if not r_id or r_id in seen or r_id not in document.part.rels:
+            continue
+        seen.add(r_id)
+        part = document.part.rels[r_id].target_part
+        alt = _alt_text(blip)
+        images.append(
+            {
+                "index": len(images) + 1,
+                "rel_id": r_id,
+                "content_type": part.content_type,
+                "alt": alt,
+            }
+        )
+        blocks.append({"type": "image", "index": len(images), "alt": alt})
+    return blocks
+
+
+def _paragraph_block(
+    para: Any, formats: dict[tuple[int, int], str], view: str
+) -> dict[str, Any] | None:
+    """A heading, code, list item or paragraph block; None for an empty paragraph."""
+    from _docx_revisions import paragraph_text
+
+    text = paragraph_text(para._p, view)
+    if not text.strip():
+        return None
+    level = _heading_level(para)
+    if level is not None:
+        return {"type": "heading", "level": level, "text": text}
+    if (para.style.name if para.style is not None else "") in CODE_STYLES:
+        return {"type": "code", "text": text}
+    num = para._p.pPr.numPr if para._p.pPr is not None else None
+    if num is not None and num.numId is not None:
+        ilvl = num.ilvl.val if num.ilvl is not None else 0
+        ordered = formats.get((num.numId.val, ilvl), "bullet") != "bullet"
+        return {"type": "list_item", "level": ilvl, "ordered": ordered, "text": text}
+    return {"type": "paragraph", "text": text}
 
 
 def _heading_level(para: Any) -> int | None:
@@ -158,9 +191,13 @@ def _heading_level(para: Any) -> int | None:
     return None
 
 
-def _rows(table: Any) -> list[list[str]]:
+def _rows(table: Any, view: str) -> list[list[str]]:
+    from _docx_revisions import cell_text, row_hidden
+
     rows = []
     for row in table.rows:
+        if row_hidden(row._tr, view):
+            continue
         cells: list[str] = []
         last = None
         for cell in row.cells:
@@ -168,7 +205,7 @@ def _rows(table: Any) -> list[list[str]]:
             if cell._tc is last:
                 continue
             last = cell._tc
-            cells.append(cell.text)
+            cells.append(cell_text(cell._tc, view))
         rows.append(cells)
     return rows
 
@@ -265,7 +302,24 @@ def to_markdown(result: dict[str, Any]) -> str:
                 f"![{block['alt']}]({block.get('path') or 'image' + str(block['index'])})",
                 "",
             ]
-    return "\n".join(lines).rstrip() + "\n"
+    review = _review_lines(result)
+    return "\n".join(lines).rstrip() + ("\n\n" + "\n".join(review) if review else "") + "\n"
+
+
+def _review_lines(result: dict[str, Any]) -> list[str]:
+    """The tracked changes and comments as Markdown lists (nothing when there are none)."""
+    lines: list[str] = []
+    if result["changes"]:
+        lines += [f"## Tracked changes (text above: {result['changes_view']}ed)", ""]
+        for c in result["changes"]:
+            row = " row" if c["of"] == "row" else ""
+            when = f" {c['date']}" if c["date"] else ""
+            lines.append(f"- {c['kind']}{row} by {c['author'] or '?'}{when}: {c['text']!r}")
+    if result["comments"]:
+        lines += ["", "## Comments", ""] if lines else ["## Comments", ""]
+        for c in result["comments"]:
+            lines.append(f"- {c['author'] or '?'} on {c['anchor']!r}: {c['text']}")
+    return lines
 
 
 if __name__ == "__main__":

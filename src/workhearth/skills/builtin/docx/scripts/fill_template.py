@@ -1,6 +1,6 @@
 """Fill ``{{token}}`` placeholders in a .docx template: body, tables, headers, footers.
 
-Usage: python scripts/fill_template.py TEMPLATE.docx -o OUT.docx --set name=张三 [--values v.json]
+Usage: PYTHON SKILL_DIR/scripts/fill_template.py TEMPLATE.docx -o OUT.docx --set name=张三 [--values v.json]
 
 Word often splits what you typed as ``{{name}}`` over several runs (spell check,
 an edit in the middle, a change of formatting). Tokens are found in the joined text

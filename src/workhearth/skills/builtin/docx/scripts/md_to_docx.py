@@ -1,6 +1,6 @@
 """Markdown → Word (.docx): headings, nested lists, tables, code, links, images, Chinese.
 
-Usage: python scripts/md_to_docx.py INPUT.md -o OUTPUT.docx [--force]
+Usage: PYTHON SKILL_DIR/scripts/md_to_docx.py INPUT.md -o OUTPUT.docx [--force]
 
 Markdown is parsed with markdown-it-py (CommonMark + tables + strikethrough). Every
 run gets an East-Asian font (``w:eastAsia``) so Chinese text renders in Word and

@@ -1,7 +1,7 @@
 """Review a .docx: add comments and tracked changes (insertions, deletions) by text match.
 
 Usage:
-  python scripts/ooxml_patch.py IN.docx -o OUT.docx --author 审阅人 \\
+  PYTHON SKILL_DIR/scripts/ooxml_patch.py IN.docx -o OUT.docx --author 审阅人 \\
       --comment "text to anchor on" "the comment" \\
       --replace "old words" "new words" --delete "words to strike" \\
       --insert-after "anchor text" " added words"

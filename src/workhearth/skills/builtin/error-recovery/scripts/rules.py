@@ -29,7 +29,7 @@ RULES: list[dict] = [
             r"ImportError: No module named '?(?P<module>[\w.]+)'?",
         ],
         "cause": "The Python that ran the command ({python}) has no module `{module}`.",
-        "fix": "`{python} -m pip install {package}` (install with the same interpreter that failed; a bare `pip` may belong to another Python). Inside hearth, a skill's packages go in with the install-skill-dependency skill.",
+        "fix": "`{python} -m pip install {package}` (install with the same interpreter that failed; a bare `pip` may belong to another Python). Inside hearth, first run a skill's script with hearth's Python as activate_skill prints it (`PYTHON SKILL_DIR/scripts/NAME.py`); that interpreter has the skills' libraries. A skill's own extra packages go in with the install-skill-dependency skill.",
         "confidence": 0.9,
     },
     {

@@ -1,9 +1,13 @@
-"""Search the installed skills by words in their name, description and body (Chinese included).
+"""Search the installed skills by words in their name, description, keywords and body
+(Chinese included).
 
 Uses hearth's skill library, so what it finds is what hearth would load: one skill
 per name by precedence (workspace, user, built-in, .agents, .claude), broken skills
-marked as such. Ranked: a word in the name counts most, then the description, then
-the body.
+marked as such. Ranked: a word in the name counts most, then the keywords (SKILL.md's
+``metadata: {keywords: "表格, spreadsheet, …"}``), then the description (and its
+Chinese ``metadata.description-zh``), then the body. Chinese and Japanese words match
+as substrings (no spaces to split on); Latin words match whole words, case-insensitive,
+plurals included ("merge" does not match "emerged", "table" matches "tables").
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 from workhearth.skills.scriptkit import OneLineParser, UserError
 
 PROG = "find_skills.py"
-WEIGHTS = {"name": 5.0, "description": 3.0, "body": 1.0}
+WEIGHTS = {"name": 5.0, "keywords": 4.0, "description": 3.0, "body": 1.0}
 LATIN = re.compile(r"[0-9a-z]+(?:['-][0-9a-z]+)*")
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 
@@ -38,16 +42,41 @@ def terms(query: str) -> dict[str, float]:
     return found
 
 
+def contains(text: str, term: str) -> bool:
+    """``term`` in lower-case ``text``: a CJK run as a substring, a Latin word as a word."""
+    if CJK.match(term):
+        return term in text
+    # Why: whole words, so "art" does not find every skill that says "start".
+    stem = term[:-1] if term.endswith("s") and not term.endswith("ss") and len(term) > 3 else term
+    return re.search(rf"(?<![0-9a-z]){re.escape(stem)}(?:s|es)?(?![0-9a-z])", text) is not None
+
+
+def weight_in(field: str, text: str, term: str) -> float:
+    """What ``term`` found in ``field`` is worth (0 when absent)."""
+    if not contains(text, term):
+        return 0.0
+    if field == "keywords" and term not in text.split("\n"):
+        # Why: 表格 as a keyword of its own beats 表格 inside another skill's 提取表格.
+        return WEIGHTS[field] / 2
+    return WEIGHTS[field]
+
+
 def score(fields: dict[str, str], query_terms: dict[str, float]) -> tuple[float, list[str]]:
     total, matched = 0.0, []
     for term, weight in query_terms.items():
-        hits = [WEIGHTS[field] for field, text in fields.items() if term in text]
+        hits = [w for field, text in fields.items() if (w := weight_in(field, text, term))]
         if hits:
             total += sum(hits) * weight
             matched.append(term)
     # Why: a skill matching every word of the query beats one matching a single word often.
     coverage = len(matched) / len(query_terms) if query_terms else 0.0
     return round(total * (0.5 + coverage), 2), matched
+
+
+def keywords(skill: Any) -> str:
+    """The skill's ``metadata.keywords``, lower case, one keyword a line."""
+    raw = getattr(skill, "metadata", {}).get("keywords", "")
+    return "\n".join(k.strip() for k in re.split(r"[,，、;；\n]", raw.lower()) if k.strip())
 
 
 def search(skills: list[Any], query: str, limit: int) -> list[dict[str, Any]]:
@@ -62,7 +91,10 @@ def search(skills: list[Any], query: str, limit: int) -> list[dict[str, Any]]:
             body = ""
         fields = {
             "name": skill.name.lower().replace("-", " ") + " " + skill.name.lower(),
-            "description": (skill.description or "").lower(),
+            "keywords": keywords(skill),
+            "description": " ".join(
+                (skill.description or "", skill.metadata.get("description-zh", ""))
+            ).lower(),
             "body": body.lower(),
         }
         value, matched = score(fields, query_terms)

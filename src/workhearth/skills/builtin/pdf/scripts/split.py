@@ -26,8 +26,8 @@ def split(args: argparse.Namespace) -> str:
         else [(i, i) for i in range(1, n + 1)]
     )
     outdir = Path(args.output_dir) if args.output_dir else source.parent
-    if not outdir.is_dir():
-        raise UserError(f"no such folder: {outdir}")
+    if outdir.exists() and not outdir.is_dir():
+        raise UserError(f"the output folder {outdir} is a file, not a folder")
     prefix = args.prefix or source.stem
     targets = []
     for start, end in ranges:
@@ -35,6 +35,8 @@ def split(args: argparse.Namespace) -> str:
         targets.append((outdir / f"{prefix}-{label}.pdf", start, end))
     if len({t for t, _, _ in targets}) != len(targets):
         raise UserError("two ranges would write the same file")
+    # Why: the skill's example writes to parts/, which a user has rarely made beforehand.
+    outdir.mkdir(parents=True, exist_ok=True)
     # Why: check every target first, so a clash leaves nothing half-written.
     for target, _, _ in targets:
         check_output(target, [source], args.force)
@@ -51,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = OneLineParser(prog=PROG, description=__doc__)
     parser.add_argument("input", help="the PDF to split")
     parser.add_argument(
-        "-o", "--output-dir", help="folder for the parts (default: the input's folder)"
+        "-o",
+        "--output-dir",
+        help="folder for the parts, created if needed (default: the input's folder)",
     )
     parser.add_argument(
         "--ranges",
