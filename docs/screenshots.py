@@ -10,6 +10,7 @@ Runs a real ``hearth serve`` in a temporary HEARTH_HOME with a scripted model se
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 import tempfile
 from pathlib import Path
@@ -27,6 +28,22 @@ PHONE = {"width": 390, "height": 844}
 SUMMARY = "# Decisions\n- Release on Thursdays\n- Staging needs the office VPN\n"
 
 
+PY = shlex.quote(sys.executable)
+MAKE_REPORT = f"{PY} -c " + shlex.quote(
+    "from docx import Document; d = Document(); d.add_heading('Quarterly report', 1);"
+    " d.add_paragraph('Sales grew 12 % in the third quarter; costs held steady.');"
+    " t = d.add_table(rows=3, cols=3); t.style = 'Table Grid';"
+    " [t.cell(r, c).__setattr__('text', v) for r, row in enumerate("
+    "[['Region', 'Sales', 'Growth'], ['East', '1,240', '+14 %'], ['South', '980', '+9 %']])"
+    " for c, v in enumerate(row)]; d.save('report.docx')"
+)
+MAKE_SUMS = f"{PY} -c " + shlex.quote(
+    "from openpyxl import Workbook; wb = Workbook(); ws = wb.active;"
+    " ws.append(['Region', 'Sales']); ws.append(['East', 1240]); ws.append(['South', 980]);"
+    " ws.append(['Total', '=SUM(B2:B3)']); wb.save('sums.xlsx')"
+)
+
+
 def replies() -> list:
     return [
         calls_reply(
@@ -36,6 +53,9 @@ def replies() -> list:
         text_reply(
             "openai", "Cleaned up: the **draft** is written, the old notes are in the trash."
         ),
+        calls_reply("openai", ("r1", "shell", {"command": MAKE_REPORT})),
+        calls_reply("openai", ("r2", "shell", {"command": MAKE_SUMS})),
+        text_reply("openai", "The report and the sums are ready."),
         calls_reply(
             "openai", ("c3", "write_file", {"path": "notes/summary.md", "content": SUMMARY})
         ),
@@ -68,6 +88,13 @@ def shoot(bench, out: Path) -> None:  # type: ignore[no-untyped-def]
     task = {"task": "Tidy the notes folder and remove the old notes", "mode": "quest"}
     sid = bench.api.post("/v1/tasks", json=task).json()["session_id"]
     wait_until("the task", lambda: bench.api.get(f"/v1/tasks/{sid}").json()["status"] == "done", 30)
+    task = {"task": "Write the quarterly report and the sums", "mode": "quest"}
+    made = bench.api.post("/v1/tasks", json=task).json()["session_id"]
+    wait_until(
+        "the report task",
+        lambda: bench.api.get(f"/v1/tasks/{made}").json()["status"] in ("done", "failed"),
+        120,
+    )
     bench.save("Staging deploys need the office VPN", tags=["ops"])
     bench.save("Reports go to Lin every Friday before 17:00", tags=["team"])
     bench.save(
@@ -106,6 +133,12 @@ def shoot(bench, out: Path) -> None:  # type: ignore[no-untyped-def]
         page.wait_for_timeout(500)
         page.screenshot(path=str(out / "workbench-chat-approval.png"))
         chat = page.url.split("#", 1)[1]
+        # What a task produced, with hearth's receipt for each file (issue #21).
+        page.goto(f"{bench.base}/#/tasks/{made}")
+        expect(page.locator(".receipts-box .receipt")).to_have_count(2, timeout=30000)
+        page.locator(".receipts-box").scroll_into_view_if_needed()
+        page.wait_for_timeout(800)
+        page.screenshot(path=str(out / "workbench-receipts.png"))
         page.set_viewport_size(PHONE)
         for name, where in (
             ("tasks", "/tasks"),

@@ -50,7 +50,8 @@ def _sheet_width_cm(ws: Any) -> float:
 
 def _fits(ws: Any) -> Problem | None:
     props = ws.sheet_properties.pageSetUpPr
-    if props is not None and props.fitToPage and (ws.page_setup.fitToWidth or 1) >= 1:
+    # Why != 0: fitToWidth absent means 1 page wide; 0 means as many pages across as needed.
+    if props is not None and props.fitToPage and ws.page_setup.fitToWidth != 0:
         return None
     width, printable = _sheet_width_cm(ws), _print_width_cm(ws)
     if width <= printable:
@@ -101,7 +102,8 @@ def sheet_facts(path: Path) -> SheetFacts:
             Problem(
                 "formula",
                 title,
-                f"{n} formula cells have no computed value (the file was never recalculated:"
+                f"{n} formula {'cell has' if n == 1 else 'cells have'} no computed value"
+                " (the file was never recalculated:"
                 " open and save it in LibreOffice, or run the xlsx skill's recalculate.py)",
             )
         )
