@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,12 +20,13 @@ from typing import TYPE_CHECKING, Any
 # Why these two modules only: the readers (lxml, pypdf, openpyxl, python-pptx) load
 # when a call produced an office file, not with every agent.
 from workhearth.check.receipt import FORMATS, Receipt
-from workhearth.check.render import Tools
+from workhearth.check.render import Tools, work_dir
 from workhearth.errors import HearthError
 
 if TYPE_CHECKING:
     from workhearth.agent.changes import Change
     from workhearth.agent.tools.context import ToolContext, ToolResult
+    from workhearth.sessions.session import Session
 
 # Why a cap: a call that unpacked a hundred documents must not launch LibreOffice a
 # hundred times before the model hears back; the rest are named as not checked.
@@ -64,8 +64,8 @@ class OfficeChecker:
 
         path = Path(shown) if Path(shown).is_absolute() else ctx.workspace / shown
         try:
-            with tempfile.TemporaryDirectory(prefix="hearth-receipt-") as tmp:
-                receipt = check_file(path, self.tools, Path(tmp))
+            with work_dir(self.tools, "receipt-") as tmp:
+                receipt = check_file(path, self.tools, tmp)
                 self._keep(ctx, receipt, shown)
         except (HearthError, OSError) as exc:
             return f"{shown}: could not be checked ({exc})"
@@ -88,9 +88,9 @@ class OfficeChecker:
         session.write_receipt_file(f"{receipt.sha256}.json", body)
 
 
-def kept_receipts(session: Any) -> list[dict[str, Any]]:
+def kept_receipts(session: Session) -> list[dict[str, Any]]:
     """Every receipt kept in ``session`` (decoded), oldest first; a damaged one skipped."""
-    out = []
+    out: list[dict[str, Any]] = []
     for name in session.receipt_names():
         try:
             out.append(json.loads(session.read_receipt_file(name)))
@@ -99,7 +99,7 @@ def kept_receipts(session: Any) -> list[dict[str, Any]]:
     return out
 
 
-def failing_products(session: Any, workspace: Path) -> list[dict[str, Any]]:
+def failing_products(session: Session, workspace: Path) -> list[dict[str, Any]]:
     """The produced files that are still there, unchanged since a receipt failed them:
     what makes a task end ``failed``. A file rewritten since (its latest receipt) or
     deleted since does not count against the task."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import tempfile
 import time
 from pathlib import Path
 
@@ -11,7 +10,7 @@ from workhearth.check import glyphs
 from workhearth.check.package import Package, integrity, open_package
 from workhearth.check.pdf import pdf_facts
 from workhearth.check.receipt import FORMATS, Problem, Receipt
-from workhearth.check.render import RenderError, Tools, thumbnails, to_pdf
+from workhearth.check.render import RenderError, Tools, thumbnails, to_pdf, work_dir
 from workhearth.check.sheet import sheet_facts
 from workhearth.check.slides import slide_facts
 from workhearth.check.word import word_facts
@@ -111,9 +110,9 @@ def _render(receipt: Receipt, path: Path, tools: Tools, thumbs: Path | None) -> 
             Problem("skipped", "round trip", f"LibreOffice is not installed: {INSTALL_LIBREOFFICE}")
         )
         return
-    with tempfile.TemporaryDirectory(prefix="hearth-check-") as tmp:
+    with work_dir(tools, "render-") as tmp:
         try:
-            rendered = to_pdf(tools, path, Path(tmp))
+            rendered = to_pdf(tools, path, tmp)
         except RenderError as exc:
             receipt.problems.append(Problem("opens", "round trip", str(exc)))
             return

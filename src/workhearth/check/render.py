@@ -61,6 +61,40 @@ def _profile_lock(profile: Path) -> Iterator[None]:
         os.close(fd)
 
 
+@contextlib.contextmanager
+def work_dir(tools: Tools, prefix: str) -> Iterator[Path]:
+    """A private folder for copies of the user's file and LibreOffice's output, under
+    hearth's cache (not /tmp), removed after. Each holds a lock while in use; a folder
+    whose lock nobody holds was left by a killed check, and the next one removes it."""
+    base = tools.profile.parent / "check-work"
+    base.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for old in base.iterdir():
+        _remove_if_abandoned(old)
+    with tempfile.TemporaryDirectory(prefix=prefix, dir=base) as tmp:
+        fd = os.open(Path(tmp) / ".in-use", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield Path(tmp)
+        finally:
+            os.close(fd)
+
+
+def _remove_if_abandoned(folder: Path) -> None:
+    try:
+        fd = os.open(folder / ".in-use", os.O_RDWR)
+    except FileNotFoundError:
+        return  # being made this instant (or not ours): left alone
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return  # a live check holds it
+    finally:
+        os.close(fd)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 def _soffice_env(soffice: str, workdir: Path) -> dict[str, str]:
     """A small fixed environment: nothing of the user's (no keys, no tokens) reaches
     LibreOffice, and it writes nothing outside ``workdir`` and its profile."""
@@ -116,7 +150,7 @@ def thumbnails(tools: Tools, pdf: Path, into: Path, stem: str, pages: int = 3) -
     """PNGs of the first ``pages`` pages (``<stem>-1.png`` ...) in ``into``."""
     assert tools.pdftoppm is not None
     into.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="hearth-thumbs-") as tmp:
+    with work_dir(tools, "thumbs-") as tmp:
         proc = subprocess.run(
             [
                 tools.pdftoppm,
@@ -128,13 +162,13 @@ def thumbnails(tools: Tools, pdf: Path, into: Path, stem: str, pages: int = 3) -
                 "-l",
                 str(pages),
                 str(pdf),
-                str(Path(tmp) / "p"),
+                str(tmp / "p"),
             ],
             capture_output=True,
             timeout=tools.timeout,
             check=False,
         )
-        made = sorted(Path(tmp).glob("p-*.png"), key=lambda p: int(p.stem.rsplit("-", 1)[1]))
+        made = sorted(tmp.glob("p-*.png"), key=lambda p: int(p.stem.rsplit("-", 1)[1]))
         if proc.returncode != 0 or not made:
             said = proc.stderr.decode("utf-8", "replace").strip().splitlines()
             raise RenderError(f"poppler could not render it{': ' + said[-1] if said else ''}")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-import tempfile
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,6 +23,7 @@ from workhearth.agent.workspace import Workspaces
 from workhearth.api.check_models import CheckIn, ReceiptOut
 from workhearth.app import Workhearth
 from workhearth.check import FORMATS, Tools, check_file
+from workhearth.check.render import work_dir
 from workhearth.errors import NotFoundError, UsageError
 from workhearth.server.deps import hearth_dep
 from workhearth.server.schemas import ID_MAX
@@ -57,8 +57,8 @@ def _one(wh: Workhearth, fs: SafeFS, tools: Tools, given: str) -> dict[str, Any]
         raise NotFoundError(f"no file {name!r} in the authorized folders") from None
     except OSError as exc:
         raise UsageError(f"{name}: cannot be read ({exc.strerror or exc})") from None
-    with tempfile.TemporaryDirectory(prefix="hearth-check-") as tmp:
-        copy = Path(tmp) / f"file{suffix}"
+    with work_dir(tools, "api-") as tmp:
+        copy = tmp / f"file{suffix}"
         copy.write_bytes(data)
         receipt = check_file(copy, tools, wh.paths.cache / "check")
     out = receipt.to_json()
