@@ -209,6 +209,40 @@ def set_fonts(text_frame: Any, latin: str, east_asian: str) -> None:
             ea.set("typeface", east_asian)
 
 
+def set_theme_fonts(prs: Any, latin: str, east_asian: str) -> None:
+    """Make the deck's theme fonts the same pair as the runs'.
+
+    Why: text without fonts of its own (typed later into the deck, footers, a table someone
+    adds) takes the theme's: python-pptx's default theme names Calibri, no East-Asian font
+    and 宋体 (a serif) for Simplified Chinese, so new Chinese text would not match the rest.
+    """
+    from lxml import etree
+    from pptx.opc.constants import RELATIONSHIP_TYPE as RT
+    from pptx.oxml.ns import qn
+
+    masters = [prs.slide_master.part]
+    try:  # Why: a notes master exists only when a slide has notes; do not add one
+        masters.append(prs.part.part_related_by(RT.NOTES_MASTER))
+    except KeyError:
+        pass
+    for master in masters:
+        theme = master.part_related_by(RT.THEME)
+        # Why: a theme read from the template is raw bytes; one python-pptx made is XML.
+        root = getattr(theme, "_element", None)
+        if root is None:
+            root = etree.fromstring(theme.blob)
+        for scheme in root.iter(qn("a:majorFont"), qn("a:minorFont")):
+            scheme.find(qn("a:latin")).set("typeface", latin)
+            scheme.find(qn("a:ea")).set("typeface", east_asian)
+            for font in scheme.iter(qn("a:font")):
+                if font.get("script") == "Hans":
+                    font.set("typeface", east_asian)
+        if not hasattr(theme, "_element"):
+            theme._blob = etree.tostring(
+                root, xml_declaration=True, encoding="UTF-8", standalone=True
+            )
+
+
 def build(outline: Outline, args: argparse.Namespace) -> dict[str, Any]:
     from pptx import Presentation
     from pptx.dml.color import RGBColor
@@ -314,6 +348,7 @@ def build(outline: Outline, args: argparse.Namespace) -> dict[str, Any]:
 
     if counts["slides"] == 0:
         raise UserError("the outline makes no slides")
+    set_theme_fonts(prs, *fonts)
     atomic_write(args.output, prs.save)
     return {"output": str(args.output), **counts}
 

@@ -13,6 +13,7 @@ import json
 import re
 import statistics
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,87 +59,31 @@ def quartiles(values: list[float]) -> tuple[float, float]:
 
 
 def analyze(path: Path, sheet: str | None, header_row: int) -> dict[str, Any]:
-    from openpyxl.utils import get_column_letter
-
     formulas_wb = load_workbook(path)
     values_wb = load_workbook(path, data_only=True)
     ws = pick_sheet(formulas_wb, sheet)
     cached = values_wb[ws.title]
     if header_row < 1 or header_row > max(ws.max_row, 1):
         raise UserError(f"--header-row {header_row} is outside the sheet (1..{ws.max_row})")
-    columns, errors, uncalculated = [], [], 0
     totals_rows = {
         cell.row
         for row in ws.iter_rows(min_row=header_row + 1)
         for cell in row
         if cell.data_type == "f" and _AGGREGATE.match(str(cell.value))
     }
+    columns, errors, uncalculated = [], [], 0
     for col in range(1, ws.max_column + 1):
-        letter = get_column_letter(col)
-        header = ws.cell(header_row, col).value
-        numbers: list[tuple[str, float]] = []
-        kinds: set[str] = set()
-        count = blanks = formulas = 0
+        scan = ColumnScan(ws.cell(header_row, col).value)
         for row in range(header_row + 1, ws.max_row + 1):
-            raw = ws.cell(row, col)
-            value = cached.cell(row, col).value
-            ref = f"{letter}{row}"
-            if raw.data_type == "f":
-                formulas += 1
-                if value is None:
-                    uncalculated += 1
-            if is_error_value(value) or is_error_value(raw.value):
-                errors.append({"cell": ref, "error": value if is_error_value(value) else raw.value})
-            if row in totals_rows:
-                continue
-            if is_error_value(value) or is_error_value(raw.value):
-                kinds.add("error")
-                count += 1
-                continue
-            if value is None or (isinstance(value, str) and not value.strip()):
-                if raw.data_type != "f":
-                    blanks += 1
-                continue
-            count += 1
-            if isinstance(value, bool):
-                kinds.add("boolean")
-            elif isinstance(value, int | float):
-                kinds.add("number")
-                numbers.append((ref, float(value)))
-            elif isinstance(value, dt.datetime | dt.date | dt.time):
-                kinds.add("date")
-            else:
-                kinds.add("text")
-        if header is None and count == 0 and formulas == 0:
-            continue
-        info: dict[str, Any] = {
-            "column": letter,
-            "header": header,
-            "type": kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else "empty"),
-            "count": count,
-            "blanks": blanks,
-            "formulas": formulas,
-        }
-        if numbers:
-            nums = [v for _, v in numbers]
-            info.update(
-                sum=_round(sum(nums)),
-                mean=_round(statistics.fmean(nums)),
-                min=_round(min(nums)),
-                max=_round(max(nums)),
-                outliers=[],
-            )
-            if len(nums) >= 4:
-                q1, q3 = quartiles(nums)
-                low, high = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
-                info["outliers"] = [
-                    {"cell": ref, "value": _round(v)} for ref, v in numbers if v < low or v > high
-                ]
-        columns.append(info)
+            scan.add(ws.cell(row, col), cached.cell(row, col).value, row in totals_rows)
+        errors += scan.errors
+        uncalculated += scan.uncalculated
+        if scan.header is not None or scan.count or scan.formulas:
+            columns.append(scan.report(ws.cell(header_row, col).column_letter))
     return {
         "file": str(path),
         "sheet": ws.title,
-        "rows": max(ws.max_row - header_row, 0),
+        "rows": _data_rows(ws, header_row, totals_rows),
         "formulas": sum(c["formulas"] for c in columns),
         "totals_rows": sorted(totals_rows),
         "uncalculated_formulas": uncalculated,
@@ -147,16 +92,114 @@ def analyze(path: Path, sheet: str | None, header_row: int) -> dict[str, Any]:
     }
 
 
+@dataclass
+class ColumnScan:
+    """One column's cells, taken in one at a time; totals rows count only their formulas."""
+
+    header: Any
+    numbers: list[tuple[str, float]] = field(default_factory=list)
+    kinds: set[str] = field(default_factory=set)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    count: int = 0
+    blanks: int = 0
+    formulas: int = 0
+    uncalculated: int = 0
+
+    def add(self, raw: Any, value: Any, in_totals_row: bool) -> None:
+        is_formula = raw.data_type == "f"
+        if is_formula:
+            self.formulas += 1
+            self.uncalculated += value is None
+        error = value if is_error_value(value) else raw.value
+        if is_error_value(error):
+            self.errors.append({"cell": raw.coordinate, "error": error})
+        if in_totals_row:
+            return
+        if is_error_value(error):
+            self.kinds.add("error")
+            self.count += 1
+        elif value is None or (isinstance(value, str) and not value.strip()):
+            self.blanks += not is_formula
+        else:
+            self.count += 1
+            self.kinds.add(_kind(value))
+            if _kind(value) == "number":
+                self.numbers.append((raw.coordinate, float(value)))
+
+    def report(self, letter: str) -> dict[str, Any]:
+        kinds = set(self.kinds)
+        info: dict[str, Any] = {
+            "column": letter,
+            "header": self.header,
+            "type": kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else "empty"),
+            "count": self.count,
+            "blanks": self.blanks,
+            "formulas": self.formulas,
+        }
+        if self.numbers:
+            info.update(_statistics(self.numbers))
+        return info
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return "date"
+    return "text"
+
+
+def _statistics(numbers: list[tuple[str, float]]) -> dict[str, Any]:
+    """Sum, mean, min, max and the IQR outliers (with 4 values or more)."""
+    nums = [v for _, v in numbers]
+    stats: dict[str, Any] = {
+        "sum": _round(sum(nums)),
+        "mean": _round(statistics.fmean(nums)),
+        "min": _round(min(nums)),
+        "max": _round(max(nums)),
+        "outliers": [],
+    }
+    if len(nums) >= 4:
+        q1, q3 = quartiles(nums)
+        low, high = q1 - 1.5 * (q3 - q1), q3 + 1.5 * (q3 - q1)
+        stats["outliers"] = [
+            {"cell": ref, "value": _round(v)} for ref, v in numbers if v < low or v > high
+        ]
+    return stats
+
+
+def _data_rows(ws: Any, header_row: int, totals_rows: set[int]) -> int:
+    """Rows under the header that hold something and are not totals rows: what each
+    column's count counts, so the report's numbers agree."""
+    return sum(
+        1
+        for row in ws.iter_rows(min_row=header_row + 1)
+        if row
+        and row[0].row not in totals_rows
+        and any(cell.value is not None and str(cell.value).strip() for cell in row)
+    )
+
+
 def _round(value: float) -> float | int:
     rounded = round(value, 6)
     return int(rounded) if rounded.is_integer() else rounded
+
+
+def _totals_note(rows: list[int]) -> str:
+    if not rows:
+        return ""
+    where = ", ".join(str(r) for r in rows)
+    return f" (and {len(rows)} totals row{'s' if len(rows) > 1 else ''}: {where})"
 
 
 def markdown(report: dict[str, Any]) -> str:
     lines = [
         f"# {Path(report['file']).name} — sheet {report['sheet']}",
         "",
-        f"{report['rows']} data rows, {report['formulas']} formulas, "
+        f"{report['rows']} data rows{_totals_note(report['totals_rows'])}, "
+        f"{report['formulas']} formulas, "
         f"{len(report['errors'])} error cells.",
     ]
     if report["uncalculated_formulas"]:
