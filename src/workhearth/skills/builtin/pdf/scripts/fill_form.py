@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _appearance import attach_appearances, flatten, render_boxes, text_boxes  # type: ignore[import-not-found]
+from _fonts import find_cjk_font  # type: ignore[import-not-found]
 from _pdfio import check_output, open_pdf, run, write_atomic  # type: ignore[import-not-found]
 
 from workhearth.skills.scriptkit import OneLineParser, UserError
@@ -92,7 +94,6 @@ def collect_values(args: argparse.Namespace) -> dict[str, object]:
 
 def fill(args: argparse.Namespace) -> str:
     from pypdf import PdfWriter
-    from pypdf.generic import NameObject
 
     source = Path(args.input)
     reader = open_pdf(source)
@@ -126,19 +127,37 @@ def fill(args: argparse.Namespace) -> str:
         if "/Annots" not in page:
             continue
         # Why: pypdf fills only the widgets on the given page; passing all values per page
-        # sets each field wherever its widgets are, and regenerates their appearance.
+        # sets each field wherever its widgets are (its own text appearances are redrawn below).
         writer.update_page_form_field_values(page, coerced, auto_regenerate=False)
-    # Why: a viewer rebuilds appearances from the values, so every viewer shows them.
-    writer.set_need_appearances_writer(True)
+    note = draw_appearances(writer, set(coerced))
     if args.flatten:
-        for page in writer.pages:
-            if "/Annots" in page:
-                writer.update_page_form_field_values(page, coerced, flatten=True)
-        writer._root_object.pop(NameObject("/AcroForm"), None)
-        for page in writer.pages:
-            page.pop(NameObject("/Annots"), None)
+        flatten(writer)
     write_atomic(output, writer.write)
-    return f"wrote {output} ({len(coerced)} fields filled{', flattened' if args.flatten else ''})"
+    return f"wrote {output} ({len(coerced)} fields filled{', flattened' if args.flatten else ''}{note})"
+
+
+def draw_appearances(writer, names: set[str]) -> str:
+    """Draw the filled text fields with an embedded font that has their glyphs.
+
+    Returns a note for the summary line when no such font was found.
+    """
+    from pypdf.generic import BooleanObject, NameObject
+
+    form = writer._root_object["/AcroForm"]
+    boxes = text_boxes(writer, names, str(form.get("/DA", "/Helv 0 Tf 0 g")))
+    if not boxes:
+        return ""
+    # Why always the CJK font when there is one: it is embedded, so every viewer agrees.
+    font = find_cjk_font()
+    if font is None and any(ord(ch) > 0xFF for b in boxes for ch in b.text):
+        # Why: without a font that has the glyphs, the viewer's own fonts are the best bet.
+        writer.set_need_appearances_writer(True)
+        return ", no CJK font found: the viewer draws the fields"
+    attach_appearances(writer, boxes, render_boxes(boxes, font))
+    # Why: NeedAppearances true makes poppler and LibreOffice redraw the fields in /Helv,
+    # which has no Chinese glyphs: the drawn appearances must be the ones shown.
+    form[NameObject("/NeedAppearances")] = BooleanObject(False)
+    return ""
 
 
 def main(argv: list[str] | None = None) -> int:

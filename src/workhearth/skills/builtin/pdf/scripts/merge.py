@@ -32,14 +32,20 @@ def merge(args: argparse.Namespace) -> str:
     check_output(output, [p for p, _ in specs], args.force)
     writer = PdfWriter()
     total = 0
+    readers = []  # Why kept: pypdf maps copied objects by id(reader); a freed id is reused.
     # Why: read and check every input before writing anything, so a bad one leaves no file.
     for path, ranges in specs:
         reader = open_pdf(path)
         n = len(reader.pages)
-        for start, end in parse_ranges(ranges, n, str(path)) if ranges else [(1, n)]:
-            for index in range(start - 1, end):
-                writer.add_page(reader.pages[index])
-                total += 1
+        for i, (start, end) in enumerate(
+            parse_ranges(ranges, n, str(path)) if ranges else [(1, n)]
+        ):
+            # Why a fresh reader per range: a page taken twice must become two pages.
+            source = reader if i == 0 else open_pdf(path)
+            readers.append(source)
+            # Why append, not add_page: it carries the form (fields, /DR, appearances) along.
+            writer.append(source, pages=list(range(start - 1, end)), import_outline=False)
+            total += end - start + 1
     write_atomic(output, writer.write)
     return f"wrote {output} ({total} pages from {len(specs)} files)"
 

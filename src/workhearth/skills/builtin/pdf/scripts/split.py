@@ -42,8 +42,8 @@ def split(args: argparse.Namespace) -> str:
         check_output(target, [source], args.force)
     for target, start, end in targets:
         writer = PdfWriter()
-        for index in range(start - 1, end):
-            writer.add_page(reader.pages[index])
+        # Why append, not add_page: it carries the form (fields, /DR, appearances) along.
+        writer.append(reader, pages=list(range(start - 1, end)), import_outline=False)
         write_atomic(target, writer.write)
     names = ", ".join(t.name for t, _, _ in targets[:3]) + (" …" if len(targets) > 3 else "")
     return f"wrote {len(targets)} files to {outdir} ({names})"
