@@ -1,9 +1,11 @@
 """What an offline semantic signal would add to memory search on LoCoMo (a decision record).
 
 Not part of hearth: it needs ``wordllama`` (static token embeddings whose wheel ships
-its weights, so nothing downloads), which is not a dependency. Absent, it skips::
+its weights, so nothing downloads), which only the ``bench`` extra installs; absent,
+it skips. ``tests/test_benches.py`` runs it once on a tiny conversation (in CI the
+extra is installed, so it runs there)::
 
-    .venv/bin/pip install wordllama && .venv/bin/python bench/memory_semantic_probe.py
+    .venv/bin/pip install -e '.[bench]' && .venv/bin/python bench/memory_semantic_probe.py
 
 Same files, questions and score as ``bench/memory_quality.py`` (evidence-in-context@6,
 two folds by conversation). The lexical part is the library's own ``Searcher``; on
@@ -227,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import wordllama  # noqa: F401
     except ImportError:
-        print("skipped: wordllama is not installed (pip install wordllama)")
+        print("skipped: wordllama is not installed (pip install -e '.[bench]')")
         return 0
     if not args.data.is_file():
         print(f"skipped: LoCoMo data not found at {args.data}")

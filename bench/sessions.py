@@ -10,6 +10,12 @@ One run, one seeded conversation, every implementation fed the same data:
    cache warm, Python heap cold): wall time and peak RSS growth.
 3. Ratios against the targets of DESIGN §3.
 
+The append table sets each row beside its like-for-like: the headline ``turn`` first,
+then the rows that make every event durable before the next (``always``, the SDK's
+commit per item, a plain fsync per line), then those that never fsync. The resume
+table keeps a plain ``orjson.loads`` of every line beside the load without a snapshot:
+the least any full parse of the file costs.
+
 Run ``.venv/bin/python bench/sessions.py --quick`` (1 and 10 MB) or without
 ``--quick`` for 1, 10 and 100 MB. Tables go to stdout, progress to stderr, all raw
 numbers to ``--out`` (JSON).
@@ -72,10 +78,10 @@ APPEND_LABELS = {
 RESUME_LABELS = {
     "ours_snapshot": "workhearth open+load (snapshot)",
     "ours_nosnap": "workhearth load (no snapshot)",
+    "plain_orjson": "plain orjson.loads per line (baseline of the row above)",
     "ours_resume": "workhearth resume('anthropic')",
     "sqlite": "agents SQLiteSession.get_items()",
     "plain_json": "plain json.loads per line",
-    "plain_orjson": "plain orjson.loads per line",
 }
 TARGETS = {
     "resume_snapshot_s": 0.5,
@@ -84,6 +90,19 @@ TARGETS = {
     "append_turn_eps": 50_000,
 }
 SYNC_NAMES = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}
+# Why: rows are compared with their like-for-like: the headline (turn), then every
+# row durable per event (fsync or commit before the next), then the unsynced ones.
+APPEND_ORDER = (
+    "ours_turn",
+    "ours_turn_stream",
+    "ours_always",
+    "sqlite",
+    "plain_fsync",
+    "ours_never",
+    "plain",
+)
+# row → the row it is like-for-like with (the same durability per event)
+LIKE_FOR_LIKE = {"ours_always": "sqlite", "plain_fsync": "sqlite", "ours_never": "plain"}
 
 
 def log(msg: str) -> None:
@@ -674,9 +693,14 @@ def append_table(appends: dict[str, Any]) -> str:
         "plain": "Python buffer (lost on kill -9)",
     }
     rows = []
-    for key, entry in appends.items():
-        if key == "fsync_latency":
-            continue
+    for key in APPEND_ORDER:
+        entry = appends[key]
+        peer = LIKE_FOR_LIKE.get(key)
+        versus = (
+            f"{entry['events_per_s'] / appends[peer]['events_per_s']:.2f}× {APPEND_LABELS[peer]}"
+            if peer
+            else ""
+        )
         rows.append(
             [
                 entry["label"],
@@ -684,6 +708,7 @@ def append_table(appends: dict[str, Any]) -> str:
                 f"{entry['events_per_s']:,.0f}",
                 f"{1e6 / entry['events_per_s']:.1f}",
                 durability[key],
+                versus,
             ]
         )
     lat = appends["fsync_latency"]["median_s"]
@@ -692,7 +717,16 @@ def append_table(appends: dict[str, Any]) -> str:
         f" p90 {appends['fsync_latency']['p90_s'] * 1e3:.2f} ms, so fsync=turn with a turn_end"
         f" every {TURN_EVERY} events is bounded near {TURN_EVERY / lat:,.0f} events/s."
     )
-    return table(["implementation", "events", "events/s", "µs/event", "durability"], rows) + note
+    head = ["implementation", "events", "events/s", "µs/event", "durability", "like-for-like"]
+    return table(head, rows) + note
+
+
+def like_for_like(appends: dict[str, Any]) -> dict[str, float]:
+    """events/s of each row ÷ its like-for-like's (see ``LIKE_FOR_LIKE``)."""
+    return {
+        f"{key}/{peer}": appends[key]["events_per_s"] / appends[peer]["events_per_s"]
+        for key, peer in LIKE_FOR_LIKE.items()
+    }
 
 
 def resume_table(resume: dict[str, Any], builds: dict[int, dict[str, Any]]) -> str:
@@ -772,6 +806,8 @@ def machine_info() -> dict[str, Any]:
         "platform": platform.platform(),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "sqlite": sqlite3.sqlite_version,
+        # Why: the machine is shared; the load average tells a quiet run from a busy one.
+        "loadavg_end": [round(x, 2) for x in os.getloadavg()],
     }
     try:
         from importlib.metadata import version
@@ -801,6 +837,7 @@ def main(argv: list[str] | None = None) -> int:
 
     sizes = [1, 10] if args.quick else [int(s) for s in args.sizes.split(",") if s.strip()]
     started = time.perf_counter()
+    load_start = [round(x, 2) for x in os.getloadavg()]
     with tempfile.TemporaryDirectory(prefix="hearth-bench-", dir=args.tmp) as tmpdir:
         tmp = Path(tmpdir)
         log("generating the conversation")
@@ -834,7 +871,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\nwall time {total:.0f} s")
 
     report = {
-        "machine": machine_info(),
+        "machine": {**machine_info(), "loadavg_start": load_start},
         "config": {
             "sizes_mb": sizes,
             "runs": args.runs,
@@ -846,6 +883,7 @@ def main(argv: list[str] | None = None) -> int:
             "memory_metric": "VmHWM after clear_refs=5 minus statm RSS before the load",
         },
         "appends": appends,
+        "like_for_like": like_for_like(appends),
         "builds": {str(s): b for s, b in builds.items()},
         "resume": resume,
         "targets": goals,
