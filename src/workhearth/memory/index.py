@@ -46,9 +46,11 @@ from workhearth.memory.index_state import (  # noqa: F401  (STATE_VERSION, diges
 )
 from workhearth.memory.schema import (
     FTS_TABLES,
+    busy_error,
     cannot_write,
     connect,
     connect_copy,
+    is_busy,
     is_damage,
 )
 from workhearth.memory.search import Searcher, TermStats
@@ -273,6 +275,8 @@ class MemoryIndex:
         except sqlite3.DatabaseError as exc:
             if is_damage(exc):
                 raise CorruptDataError(f"{self.path}: {exc}", path=str(self.path)) from None
+            if is_busy(exc):
+                raise busy_error() from exc
             raise
 
     def _update(self, wanted: set[str] | None) -> IndexReport:
@@ -305,8 +309,27 @@ class MemoryIndex:
 
     def _plan(self, wanted: set[str] | None, old_gen: str | None, old: dict[str, list]) -> _Plan:
         """Stat every file, hash those whose stat changed, and list what to re-index."""
-        db = self.db
         walk_ns = time.time_ns()
+        plan, indexed, trusted = self._indexed(old_gen, old)
+        on_disk = self._walk(plan, wanted, old, indexed, walk_ns)
+        plan.removed = [p for p in indexed if p not in on_disk and (wanted is None or p in wanted)]
+        if wanted is not None:
+            # Why: a file gone from disk but not asked about stays indexed, so it stays listed.
+            for rel, entry in old.items():
+                if rel not in on_disk and rel not in wanted:
+                    plan.files[rel] = entry
+        # Why: the next hash-state may name the new generation only if it describes the
+        # whole index: every file was read, and files not asked about were described by
+        # a hash-state that named the generation this update started from.
+        plan.complete = plan.complete and (wanted is None or trusted)
+        return plan
+
+    def _indexed(
+        self, old_gen: str | None, old: dict[str, list]
+    ) -> tuple[_Plan, dict[str, str], bool]:
+        """An empty plan against the index as it is, the digest of each file it holds,
+        and whether the hash-state ``old`` was written for exactly this index."""
+        db = self.db
         # Why: one read transaction, so the generation and the file hashes agree.
         outer = db.in_transaction
         if not outer:
@@ -328,6 +351,18 @@ class MemoryIndex:
         finally:
             if not outer:
                 db.execute("COMMIT")
+        return plan, indexed, trusted
+
+    def _walk(
+        self,
+        plan: _Plan,
+        wanted: set[str] | None,
+        old: dict[str, list],
+        indexed: dict[str, str],
+        walk_ns: int,
+    ) -> set[str]:
+        """Fill the plan's next hash-state and changed files from the Markdown on disk
+        (only ``wanted`` ones looked at); returns every file found."""
         kept = 0
         on_disk: set[str] = set()
         for rel, st in markdown_files(self.folder):
@@ -338,21 +373,11 @@ class MemoryIndex:
                     plan.files[rel] = cached
                 continue
             plan.seen += 1
-            data = None
-            if (
-                cached
-                and len(cached) == 3
-                and cached[0] == st.st_mtime_ns
-                and cached[1] == st.st_size
-            ):
-                digest = cached[2]
-            else:
-                try:
-                    data = (self.folder / rel).read_bytes()
-                except OSError:
-                    plan.complete = False
-                    continue
-                digest = digest_of(data)
+            looked = self._look(rel, st, cached)
+            if looked is None:
+                plan.complete = False
+                continue
+            digest, data = looked
             entry = [st.st_mtime_ns, st.st_size, digest]
             if st.st_mtime_ns >= walk_ns - RACY_NS:
                 entry.append(1)
@@ -362,17 +387,23 @@ class MemoryIndex:
                     data = None
                 kept += len(data or b"")
                 plan.changed.append(_Changed(rel, digest, st.st_mtime_ns, st.st_size, data))
-        plan.removed = [p for p in indexed if p not in on_disk and (wanted is None or p in wanted)]
-        if wanted is not None:
-            # Why: a file gone from disk but not asked about stays indexed, so it stays listed.
-            for rel, entry in old.items():
-                if rel not in on_disk and rel not in wanted:
-                    plan.files[rel] = entry
-        # Why: the next hash-state may name the new generation only if it describes the
-        # whole index: every file was read, and files not asked about were described by
-        # a hash-state that named the generation this update started from.
-        plan.complete = plan.complete and (wanted is None or trusted)
-        return plan
+        return on_disk
+
+    def _look(
+        self, rel: str, st: os.stat_result, cached: list | None
+    ) -> tuple[str, bytes | None] | None:
+        """(digest, the bytes read or None) of a file; None when it cannot be read.
+
+        The digest comes from the hash-state when the file's stat did not change
+        (and it was not racy then: a fourth element marks that).
+        """
+        if cached and len(cached) == 3 and cached[0] == st.st_mtime_ns and cached[1] == st.st_size:
+            return cached[2], None
+        try:
+            data = (self.folder / rel).read_bytes()
+        except OSError:
+            return None
+        return digest_of(data), data
 
     def _apply(self, plan: _Plan) -> str:
         """Write the plan inside the caller's transaction; returns the new generation."""
