@@ -26,6 +26,7 @@ export default {
     "check.fails": "检查未通过",
     "check.download": "下载",
     "check.pages": "{n} 页",
+    "check.pages.one": "1 页",
     "check.skipped": "本机未能检查：{what}",
     "check.thumbnail": "{path} 第 {n} 页",
     "check.kind.opens": "无法打开",
@@ -35,6 +36,8 @@ export default {
     "check.kind.fonts": "字体",
     "check.kind.skipped": "未检查",
     "check.changes": "{n} 处修订",
+    "check.changes.one": "1 处修订",
     "check.comments": "{n} 条批注",
+    "check.comments.one": "1 条批注",
   },
 };
