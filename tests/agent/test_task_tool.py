@@ -71,7 +71,7 @@ def child_of(wh: Workhearth, parent_id: str) -> str:
     (child,) = [
         info.session_id
         for info in wh.sessions.list()
-        if wh.sessions.open(info.session_id).meta.get("parent_session") == parent_id
+        if wh.sessions.open(info.session_id).meta.parent_session == parent_id
     ]
     return child
 
@@ -116,14 +116,14 @@ def test_the_parent_gets_the_subagent_report_and_both_sessions_are_linked(hearth
 
     # The child session is linked, in the same workspace and mode, and listed with the parent.
     child = wh.sessions.open(child_id)
-    assert child.meta["parent_session"] == result.session_id
-    assert child.meta["parent_call_id"] == "call_t1"
-    assert child.meta["workspace"] == str(tree.root)
-    assert child.meta["mode"] == "agent"
+    assert child.meta.parent_session == result.session_id
+    assert child.meta.parent_call_id == "call_t1"
+    assert child.meta.workspace == str(tree.root)
+    assert child.meta.mode == "agent"
     assert [m["role"] for m in child.messages()] == ["user", "assistant", "user", "assistant"]
     assert child.load().business.mode == "agent"
     assert {i.session_id for i in wh.sessions.list()} == {result.session_id, child_id}
-    assert wh.sessions.open(result.session_id).meta.get("parent_session") is None
+    assert wh.sessions.open(result.session_id).meta.parent_session is None
 
     # Every call is audited under the session that made it.
     audit = [(r.session, r.tool) for r in AuditLog(wh.paths.audit_log).read()]
@@ -154,7 +154,7 @@ def test_an_ask_mode_subagent_only_reads(hearth, tree) -> None:
     assert "ask mode" in refused
     assert not (tree.root / "notes.txt").exists()
     child = wh.sessions.open(child_of(wh, result.session_id))
-    assert child.meta["mode"] == "ask"
+    assert child.meta.mode == "ask"
 
 
 def test_an_agent_mode_subagent_asks_the_same_approver(hearth, tree) -> None:

@@ -36,11 +36,11 @@ def test_the_rebuilt_header_comes_from_the_folder_and_the_other_lines(store: Ses
     state = again.load()
     assert [m["content"][0]["text"] for m in state.messages] == ["hello", "hi"]
     meta = again.meta
-    assert meta["rebuilt"] is True and again.header_rebuilt
-    assert meta["session_id"] == session.id and meta["workspace"] == store.workspace
-    assert meta["encryption"] is None
+    assert meta.rebuilt is True and again.header_rebuilt
+    assert meta.session_id == session.id and meta.workspace == store.workspace
+    assert meta.encryption is None and not meta.encrypted
     stamp = calendar.timegm(time.strptime(session.id[:15], "%Y%m%d-%H%M%S"))
-    assert meta["created"] == stamp
+    assert meta.created == stamp
     assert again.damage["nul"] == 1
     assert any("header" in w for w in again.warnings())
 
@@ -67,12 +67,12 @@ def test_a_snapshot_written_before_the_damage_restores_the_header_exactly(
             session.append_message(user(f"{n} {big}") if n % 2 == 0 else assistant(big))
     assert (session.folder / "snapshot.zst").exists()
     damage_first_line(session.transcript, "model")
-    salvaged = Session(session.folder, store.config).meta["model"]
+    salvaged = Session(session.folder, store.config).meta.model
     assert salvaged != "openai:original-model"  # the damaged byte is in the model name
     again = store.open(session.id)
     state = again.load()
     assert state.meta["model"] == "openai:original-model" and state.meta["mode"] == "quest"
-    assert again.meta["model"] == "openai:original-model" and again.header_rebuilt
+    assert again.meta.model == "openai:original-model" and again.header_rebuilt
 
 
 def test_an_encrypted_key_file_session_opens_with_its_header_zeroed(tmp_path: Path) -> None:
@@ -85,7 +85,7 @@ def test_an_encrypted_key_file_session_opens_with_its_header_zeroed(tmp_path: Pa
     damage_first_line(session.transcript, "zeros")
     reader = SessionStore(load_config(env), tmp_path / "ws").open(session.id)
     assert reader.messages()[0]["content"][0]["text"] == "sealed words"
-    assert reader.encrypted and reader.meta["encryption"]["source"] == "key_file"
+    assert reader.encrypted and reader.meta.encryption["source"] == "key_file"
     (tmp_path / "k.key").write_bytes(b"\x01" * 32)  # another key: nothing opens
     wrong = SessionStore(load_config(env), tmp_path / "ws").open(session.id)
     with pytest.raises(EncryptionKeyError, match="does not open its other lines"):

@@ -238,7 +238,8 @@ def test_snapshot_pinned_to_a_line_that_changed_is_stale(
     path = s.folder / SNAPSHOT
     original = s.transcript.read_bytes()
     assert load_snapshot(path, s.transcript, s.id) is not None
-    assert read_summary(path, s.transcript, s.id)["title"] == "aaaa"  # type: ignore[index]
+    head = read_summary(path, s.transcript, s.id)
+    assert head is not None and head.title == "aaaa"
 
     # the same event rewritten (same length, valid line, other checksum)
     from workhearth.sessions.codec import encode_line
@@ -269,12 +270,12 @@ def test_summary_only_when_the_snapshot_covers_the_transcript(
     _snapshot_now(monkeypatch, s)
     path = s.folder / SNAPSHOT
     head = read_summary(path, s.transcript, s.id)
-    assert head is not None and head["title"] == "greeting" and head["messages"] == 1
+    assert head is not None and head.title == "greeting" and head.messages == 1
     again = store.open(s.id)
     again.append_message(user("more"))
     again.close()
     assert read_summary(path, s.transcript, s.id) is None
-    assert store.open(s.id).summary()["messages"] == 2  # from a load, since the cache is behind
+    assert store.open(s.id).summary().messages == 2  # from a load, since the cache is behind
 
 
 def _encrypted_store(tmp_path: Path, passphrase: str) -> SessionStore:
@@ -314,7 +315,8 @@ def test_encrypted_snapshot_has_no_plaintext_and_needs_the_key(
     assert cipher is not None
     snap = load_snapshot(path, s.transcript, s.id, cipher.open_blob)
     assert snap is not None and _dump(snap.state) == full and snap.damage == damage
-    assert read_summary(path, s.transcript, s.id, cipher.open_blob)["title"] == "SECRET-TITLE"  # type: ignore[index]
+    head = read_summary(path, s.transcript, s.id, cipher.open_blob)
+    assert head is not None and head.title == "SECRET-TITLE"
     loaded = store.open(s.id)
     assert _dump(loaded.load()) == full
 

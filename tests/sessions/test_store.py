@@ -24,7 +24,7 @@ def fill(session: Session, n: int, size: int = 10) -> None:
 
 def test_create_writes_meta_and_private_files(store: SessionStore) -> None:
     s = store.create(model="m1", mode="ask")
-    assert s.meta["session_id"] == s.id and s.meta["mode"] == "ask"
+    assert s.meta.session_id == s.id and s.meta.mode == "ask"
     assert stat.S_IMODE(s.folder.stat().st_mode) == 0o700
     assert stat.S_IMODE(s.transcript.stat().st_mode) == 0o600
     assert s.load().business.model == "m1"

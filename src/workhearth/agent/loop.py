@@ -35,8 +35,8 @@ from workhearth.models.streaming import (
     ToolSpec,
     Usage,
 )
+from workhearth.sessions.backend import SessionBackend
 from workhearth.sessions.reconstruct import GrowingRepair
-from workhearth.sessions.session import Session
 
 Status = Literal["done", "max_steps", "time", "cost", "interrupted", "error", "nothing_to_do"]
 
@@ -96,14 +96,14 @@ class _Halt:
 
 
 Listener = Callable[[StreamEvent | ToolEvent], None]
-Compactor = Callable[[Session, StreamingChatModel], bool]
+Compactor = Callable[[SessionBackend, StreamingChatModel], bool]
 
 
 class Agent:
     def __init__(
         self,
         *,
-        session: Session,
+        session: SessionBackend,
         model: StreamingChatModel,
         tools: ToolBox,
         system: str,

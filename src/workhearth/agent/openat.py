@@ -145,7 +145,9 @@ class Confinement:
         root, parts = self._split(path)
         return str(root.path.joinpath(*parts))
 
-    def _relink(self, root: Root, done: list[str], link: str, rest: Sequence[str], shown: str):
+    def _relink(
+        self, root: Root, done: list[str], link: str, rest: Sequence[str], shown: str
+    ) -> tuple[Root, list[str]]:
         if os.path.isabs(link):
             target = os.path.join(link, *rest)
             try:

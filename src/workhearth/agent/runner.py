@@ -26,6 +26,7 @@ from workhearth.agent.receipts import OfficeChecker
 from workhearth.agent.retention import sweep_if_due
 from workhearth.agent.safefs import SafeFS
 from workhearth.agent.tools import (
+    BoundTools,
     SkillState,
     Subagent,
     Tool,
@@ -149,7 +150,7 @@ class _StopWhenUnasked:
     or improvise; stopping lets the user rerun with ``--yes`` or in quest mode.
     """
 
-    def __init__(self, tools: Any, gate: Gate) -> None:
+    def __init__(self, tools: BoundTools, gate: Gate) -> None:
         self.tools = tools
         self.gate = gate
 
@@ -181,9 +182,9 @@ def session_model(wh: Workhearth, session: Session, opts: RunOptions) -> str | N
     if opts.model:
         return opts.model
     business = session.load().business
-    pinned = business.pinned or session.meta.get("model")
+    pinned = business.pinned or session.meta.model
     if pinned:
-        return str(pinned)
+        return pinned
     if not wh.config.models.configured and business.model:
         return business.model
     return None
@@ -301,7 +302,7 @@ def build_agent(
         # a mode or model switch is recorded, so the next resume keeps it
         agent.checkpoint(pinned=opts.model)
     # Why: a subagent never starts another, also when its session is resumed later.
-    if not session.meta.get("parent_session"):
+    if not session.meta.parent_session:
         # Why: subagents use the model the session runs with, resumed sessions too.
         sub_opts = dataclasses.replace(opts, model=pinned)
         ctx.subagent = _subagent(wh, agent, ctx, registry, sub_opts, policy)

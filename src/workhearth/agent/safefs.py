@@ -194,8 +194,17 @@ class SafeFS(fdw.Confinement):
                 os.close(pfd)
         raise PathDenied(f"{shown}: too many levels of links")
 
-    def write_text(self, path: str | Path, text: str, **kwargs) -> bytes | None:
-        return self.write_bytes(path, text.encode("utf-8"), **kwargs)
+    def write_text(
+        self,
+        path: str | Path,
+        text: str,
+        *,
+        before_replace: Callable[[bytes | None], None] | None = None,
+        make_parents: bool = True,
+    ) -> bytes | None:
+        return self.write_bytes(
+            path, text.encode("utf-8"), before_replace=before_replace, make_parents=make_parents
+        )
 
     def mkdir(self, path: str | Path) -> None:
         """Create a folder and its missing parents (no error when it exists)."""

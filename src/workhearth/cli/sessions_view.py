@@ -11,6 +11,7 @@ from workhearth.cli.tables import Column, print_table, short_time
 if TYPE_CHECKING:
     # Why: every command imports this module (via audit); the store costs ~25 ms.
     from workhearth.sessions.store import FilesChanged, SessionInfo
+    from workhearth.sessions.transfer import ImportResult
 
 SIDECHAIN_MARK = "└ "
 # Why: the title is what tells sessions apart, so it keeps the width; the id shortens to a
@@ -82,29 +83,29 @@ def print_sessions(infos: list[SessionInfo]) -> None:
     print_table(_COLUMNS, rows)
 
 
-def _skipped_lines(result: dict[str, Any]) -> list[str]:
+def _skipped_lines(result: ImportResult) -> list[str]:
     lines = []
-    for item in result.get("skipped", []):
+    for item in result.skipped:
         source = f" of {item['file']}" if item.get("file") else ""
         where = f"line {item['line']}{source} skipped: " if item.get("line") else ""
-        lines.append(f"session {result['session_id']}: {where}{item['reason']}")
-    for side in result.get("sidechains", []):
+        lines.append(f"session {result.session_id}: {where}{item['reason']}")
+    for side in result.sidechains:
         lines.extend(_skipped_lines(side))
     return lines
 
 
-def skipped_total(result: dict[str, Any]) -> int:
-    return len(result.get("skipped", [])) + sum(skipped_total(s) for s in result["sidechains"])
+def skipped_total(result: ImportResult) -> int:
+    return len(result.skipped) + sum(skipped_total(s) for s in result.sidechains)
 
 
-def print_import(result: dict[str, Any]) -> None:
+def print_import(result: ImportResult) -> None:
     """One line saying what was imported; a warning on stderr for each thing left out."""
     for line in _skipped_lines(result):
         print(f"hearth: warning: {line}", file=sys.stderr)
-    sides = len(result["sidechains"])
+    sides = len(result.sidechains)
     extra = f" (+{sides} linked sidechain sessions)" if sides else ""
-    count = "?" if result["messages"] is None else result["messages"]
-    print(f"imported {count} messages as session {result['session_id']}{extra}")
+    count = "?" if result.messages is None else result.messages
+    print(f"imported {count} messages as session {result.session_id}{extra}")
     skipped = skipped_total(result)
     if skipped:
         print(

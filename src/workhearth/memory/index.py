@@ -38,6 +38,7 @@ from workhearth.memory.decode import text_lines
 from workhearth.memory.files import INDEX_FILE, markdown_files
 from workhearth.memory.index_state import (  # noqa: F401  (STATE_VERSION, digest_of: API)
     STATE_VERSION,
+    FileState,
     digest_of,
     fingerprint,
     latin_text,
@@ -111,7 +112,7 @@ class _Plan:
     generation: str  # of the index the plan was made against
     chunks: int
     reset: bool  # the index was built by other text analysis: empty it first
-    files: dict[str, list]  # the next hash-state
+    files: dict[str, FileState]  # the next hash-state
     changed: list[_Changed] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     seen: int = 0
@@ -307,7 +308,9 @@ class MemoryIndex:
             save_state(self.folder, claim, plan.files)
         return IndexReport(plan.seen, len(plan.changed), plan.chunks, len(plan.removed))
 
-    def _plan(self, wanted: set[str] | None, old_gen: str | None, old: dict[str, list]) -> _Plan:
+    def _plan(
+        self, wanted: set[str] | None, old_gen: str | None, old: dict[str, FileState]
+    ) -> _Plan:
         """Stat every file, hash those whose stat changed, and list what to re-index."""
         walk_ns = time.time_ns()
         plan, indexed, trusted = self._indexed(old_gen, old)
@@ -325,7 +328,7 @@ class MemoryIndex:
         return plan
 
     def _indexed(
-        self, old_gen: str | None, old: dict[str, list]
+        self, old_gen: str | None, old: dict[str, FileState]
     ) -> tuple[_Plan, dict[str, str], bool]:
         """An empty plan against the index as it is, the digest of each file it holds,
         and whether the hash-state ``old`` was written for exactly this index."""
@@ -357,7 +360,7 @@ class MemoryIndex:
         self,
         plan: _Plan,
         wanted: set[str] | None,
-        old: dict[str, list],
+        old: dict[str, FileState],
         indexed: dict[str, str],
         walk_ns: int,
     ) -> set[str]:
@@ -390,7 +393,7 @@ class MemoryIndex:
         return on_disk
 
     def _look(
-        self, rel: str, st: os.stat_result, cached: list | None
+        self, rel: str, st: os.stat_result, cached: FileState | None
     ) -> tuple[str, bytes | None] | None:
         """(digest, the bytes read or None) of a file; None when it cannot be read.
 
@@ -462,9 +465,10 @@ class MemoryIndex:
         line order (ids above the last one are free). Returns the change in chunks.
         """
         db = self.db
-        first, count = db.execute(
+        row: tuple[int, int] = db.execute(
             "SELECT first_id, chunks FROM files WHERE path = ?", (item.rel,)
         ).fetchone()
+        first, count = row
         ((_, lines),) = next(_batches([item], self.folder))
         new = chunk_lines(lines)
         old = db.execute(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -60,7 +61,11 @@ def fingerprint() -> str:
     return digest_of(orjson.dumps(parts))
 
 
-def load_state(folder: Path) -> tuple[str | None, dict[str, list]]:
+# One file's record in ``hash-state.json``: [mtime_ns, size, digest] (see :func:`valid_entry`).
+FileState = list[Any]
+
+
+def load_state(folder: Path) -> tuple[str | None, dict[str, FileState]]:
     """(generation it describes or None, path → [mtime_ns, size, digest(, racy)])."""
     try:
         data = orjson.loads((folder / HASH_STATE_FILE).read_bytes())
@@ -78,7 +83,7 @@ def load_state(folder: Path) -> tuple[str | None, dict[str, list]]:
     return None, {k: v for k, v in data.items() if valid_entry(v) and len(v) == 3}
 
 
-def save_state(folder: Path, generation: str | None, files: dict[str, list]) -> None:
+def save_state(folder: Path, generation: str | None, files: dict[str, FileState]) -> None:
     state = {"version": STATE_VERSION, "index": generation, "files": files}
     atomic_write(folder / HASH_STATE_FILE, orjson.dumps(state))
 

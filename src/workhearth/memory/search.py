@@ -175,7 +175,9 @@ class Searcher:
         self._line_values: dict[str, float] = {}
 
     # ------------------------------------------------------------ sources
-    def _ranked(self, sql: str, args: tuple, source: str, into: dict[int, dict[str, float]]) -> int:
+    def _ranked(
+        self, sql: str, args: tuple[object, ...], source: str, into: dict[int, dict[str, float]]
+    ) -> int:
         rows = self.db.execute(sql, args).fetchall()
         if not rows:
             return 0

@@ -330,7 +330,7 @@ class SessionCipher:
         return f"SessionCipher(session_id={self.session_id!r})"
 
     @classmethod
-    def create(cls, cfg: EncryptionConfig, session_id: str) -> tuple[SessionCipher, dict]:
+    def create(cls, cfg: EncryptionConfig, session_id: str) -> tuple[SessionCipher, dict[str, Any]]:
         """Start a new encrypted session.
 
         Returns the cipher and the JSON-ready ``encryption`` dict for the meta line.
@@ -358,7 +358,9 @@ class SessionCipher:
         return cipher, info
 
     @classmethod
-    def open(cls, cfg: EncryptionConfig, session_id: str, meta: Mapping[str, Any]) -> SessionCipher:
+    def open(
+        cls, cfg: EncryptionConfig, session_id: str, meta: Mapping[str, Any] | None
+    ) -> SessionCipher:
         """Open an existing session from its meta ``encryption`` dict.
 
         Raises :class:`EncryptionKeyError` for a missing, unreadable or wrong key,
@@ -390,7 +392,7 @@ class SessionCipher:
         session_id: str,
         salvaged: object,
         probes: Sequence[tuple[int, Mapping[str, Any]]],
-    ) -> tuple[SessionCipher, dict]:
+    ) -> tuple[SessionCipher, dict[str, Any]]:
         """Open a session whose meta line is damaged, proving the key on its other lines.
 
         ``salvaged`` is whatever could still be read of the damaged ``encryption``
@@ -435,7 +437,7 @@ class SessionCipher:
             b"workhearth/event" + _field(self.session_id.encode("utf-8")) + struct.pack(">Q", seq)
         )
 
-    def seal_event(self, seq: int, plaintext: bytes) -> dict:
+    def seal_event(self, seq: int, plaintext: bytes) -> dict[str, Any]:
         """Encrypt one event's JSON; the result goes on the line next to ``seq``."""
         if not isinstance(seq, int) or isinstance(seq, bool) or not 0 <= seq < 2**64:
             raise ValueError("seq must be a non-negative integer")

@@ -60,13 +60,6 @@ def prompt_text(text: str) -> str:
     return text
 
 
-def source_updated(meta: dict[str, Any]) -> float | None:
-    """For a session imported from another tool: when its source transcript last changed."""
-    origin = meta.get("imported_from")
-    value = origin.get("updated") if isinstance(origin, dict) else None
-    return float(value) if isinstance(value, int | float) else None
-
-
 def parse_time(value: Any) -> float | None:
     """An ISO-8601 timestamp (``2026-02-10T10:00:00.123Z``) or epoch number as epoch seconds."""
     if isinstance(value, int | float) and not isinstance(value, bool):

@@ -20,9 +20,15 @@ from workhearth.models.adapters import to_anthropic, to_openai
 from workhearth.models.messages import Message
 from workhearth.sessions.codec import check_schema
 from workhearth.sessions.header import rebuild_meta
-from workhearth.sessions.log import LogWriter, ScanResult, read_meta, scan
+from workhearth.sessions.log import LogWriter, Opener, ScanResult, read_meta, scan
+from workhearth.sessions.meta import SessionMeta
 from workhearth.sessions.reconstruct import Interruption, repair
-from workhearth.sessions.snapshot import load_snapshot, read_summary, write_snapshot
+from workhearth.sessions.snapshot import (
+    SessionSummary,
+    load_snapshot,
+    read_summary,
+    write_snapshot,
+)
 from workhearth.sessions.state import BusinessState, SessionState
 
 if TYPE_CHECKING:
@@ -42,7 +48,7 @@ Format = Literal["anthropic", "openai"]
 class Session:
     """A session folder. Reading needs no lock; the first append takes the writer lock."""
 
-    def __init__(self, folder: Path, config: Config, meta: dict[str, Any] | None = None) -> None:
+    def __init__(self, folder: Path, config: Config, meta: SessionMeta | None = None) -> None:
         self.folder = folder
         self.id = folder.name
         self.config = config
@@ -55,30 +61,30 @@ class Session:
 
     # ----------------------------------------------------------------- meta
     @property
-    def meta(self) -> dict[str, Any]:
+    def meta(self) -> SessionMeta:
         if self._meta is None:
             try:
-                meta = read_meta(self.transcript)
-                check_schema(meta, self.id)
-                self._meta = meta
+                event = read_meta(self.transcript)
+                check_schema(event, self.id)
             except CorruptDataError:
                 # Why: one damaged byte in the header must not hide every good line
                 # after it; rebuild what it held from what can be checked.
-                self._meta, self._cipher = rebuild_meta(self.folder, self.transcript, self.config)
+                event, self._cipher = rebuild_meta(self.folder, self.transcript, self.config)
+            self._meta = SessionMeta.from_event(event, self.id)
         return self._meta
 
     @property
     def header_rebuilt(self) -> bool:
         """True when the meta line is damaged and was rebuilt (see :mod:`.header`)."""
-        return bool(self.meta.get("rebuilt"))
+        return self.meta.rebuilt
 
     @property
     def encrypted(self) -> bool:
-        return bool(self.meta.get("encryption"))
+        return self.meta.encrypted
 
     @property
     def workspace(self) -> str:
-        return str(self.meta.get("workspace", ""))
+        return self.meta.workspace
 
     @property
     def cipher(self) -> SessionCipher | None:
@@ -86,12 +92,10 @@ class Session:
         if self._cipher is None and encrypted:
             from workhearth.sessions.crypto import SessionCipher
 
-            self._cipher = SessionCipher.open(
-                self.config.encryption, self.id, self.meta["encryption"]
-            )
+            self._cipher = SessionCipher.open(self.config.encryption, self.id, self.meta.encryption)
         return self._cipher
 
-    def _opener(self):  # -> Opener | None
+    def _opener(self) -> Opener | None:
         cipher = self.cipher
         if cipher is None:
             return None
@@ -153,8 +157,8 @@ class Session:
             if snap_meta.get("sid") == self.id and not snap_meta.get("rebuilt"):
                 # Why: a snapshot written before the damage holds the header itself,
                 # checked by its own checksum: better than what was salvaged.
-                self._meta = {**snap_meta, "rebuilt": True}
-            state.meta = self.meta
+                self._meta = SessionMeta.from_event({**snap_meta, "rebuilt": True}, self.id)
+            state.meta = self.meta.event
         elif not state.meta:
             raise CorruptDataError(f"session {self.id}: the meta line is unreadable")
         self._state = state
@@ -184,7 +188,7 @@ class Session:
             # written is skipped and rebuilt by a later load.
             pass
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> SessionSummary:
         """Title, message count and update time, from the snapshot header when fresh."""
         cipher = self.cipher if self.encrypted else None
         head = read_summary(
@@ -192,7 +196,7 @@ class Session:
         )
         if head is None:
             state = self.load()
-            head = {"title": state.title, "messages": len(state.messages), "updated": state.updated}
+            head = SessionSummary(state.title, len(state.messages), state.updated)
         return head
 
     @property

@@ -51,6 +51,15 @@ class Snapshot:
     damage: dict[str, int]
 
 
+@dataclass(frozen=True)
+class SessionSummary:
+    """What a listing shows of a session without folding its transcript."""
+
+    title: str | None
+    messages: int
+    updated: float  # time of the last event (0.0 when no event had one)
+
+
 class _Reader(Protocol):
     """What the body is read from: a zstd stream reader (no file of its own)."""
 
@@ -166,7 +175,7 @@ def _fresh(header: dict[str, Any], transcript: Path, session_id: str) -> bool:
 
 def read_summary(
     path: Path, transcript: Path, session_id: str, open_blob: Seal | None = None
-) -> dict[str, Any] | None:
+) -> SessionSummary | None:
     """The listing summary, only when the snapshot covers the whole transcript."""
     try:
         with path.open("rb") as fh:
@@ -178,7 +187,14 @@ def read_summary(
         return None
     if header.get("offset") not in (size, size - 1) or not _fresh(header, transcript, session_id):
         return None
-    return header
+    title, messages, updated = header.get("title"), header.get("messages"), header.get("updated")
+    if not (
+        (title is None or isinstance(title, str))
+        and type(messages) is int
+        and isinstance(updated, int | float)
+    ):
+        return None  # Why: a header this version did not write; the caller folds the log
+    return SessionSummary(title, messages, updated)
 
 
 def load_snapshot(

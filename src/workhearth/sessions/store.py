@@ -22,8 +22,9 @@ from workhearth.fsutil import atomic_write, make_private_dir
 from workhearth.models.messages import Message
 from workhearth.paths import HearthPaths
 from workhearth.sessions.codec import SCHEMA_VERSION, NewerFormatError
-from workhearth.sessions.listing import first_prompt, source_updated
+from workhearth.sessions.listing import first_prompt
 from workhearth.sessions.log import LogWriter, read_meta
+from workhearth.sessions.meta import SessionMeta
 from workhearth.sessions.session import TRANSCRIPT, Session
 from workhearth.trash import Trash
 
@@ -195,20 +196,20 @@ class SessionStore:
         try:
             meta = session.meta
         except CorruptDataError:
-            meta = {}
+            meta = SessionMeta(session.id)
         except NewerFormatError:
             # Why listed: the user sees it is there and why it will not open.
-            meta = read_meta(session.transcript)
+            meta = SessionMeta.from_event(read_meta(session.transcript), session.id)
         title: str | None = None
         count: int | None = None
         updated = mtime
         try:
             head = session.summary()
-            title, count = head.get("title"), head.get("messages")
-            updated = head.get("updated") or mtime
+            title, count = head.title, head.messages
+            updated = head.updated or mtime
             # Why: like Claude Code's /resume, a session with no title shows its first prompt.
             title = title or first_prompt(session)
-            source_time = source_updated(meta)
+            source_time = meta.source_updated
             if source_time is not None and abs(mtime - source_time) < 1:
                 updated = source_time  # imported and not continued since: the source's own time
         except EncryptionKeyError:
@@ -219,14 +220,14 @@ class SessionStore:
             title = "(written by a newer hearth)"
         return SessionInfo(
             session_id=session.id,
-            workspace=str(meta.get("workspace", "")),
+            workspace=meta.workspace,
             title=title,
             messages=count,
-            created=meta.get("created"),
+            created=meta.created,
             updated=updated,
-            encrypted=bool(meta.get("encryption")),
+            encrypted=meta.encrypted,
             path=str(session.folder),
-            parent=meta.get("parent_session"),
+            parent=meta.parent_session,
         )
 
     # --------------------------------------------------------------- lookup

@@ -16,8 +16,9 @@ import io
 import os
 import time
 import zipfile
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -30,9 +31,30 @@ from workhearth.sessions.session import TOOL_OUTPUTS, TRANSCRIPT, Session
 from workhearth.sessions.store import _ID as SESSION_ID
 from workhearth.sessions.store import SessionStore
 
+if TYPE_CHECKING:
+    from workhearth.sessions.importers import ImportedSession
+
 BUNDLE_FORMAT = "workhearth-session-bundle"
 BUNDLE_VERSION = 1
 EXPORT_FORMATS = ("jsonl", "markdown", "bundle")
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """One imported session: where it went and what of the source was left out.
+
+    Its JSON (``hearth sessions import --json``) is a contract: keep the field order.
+    """
+
+    session_id: str
+    workspace: str
+    path: str
+    messages: int | None  # None for an encrypted bundle: not read without its key
+    sidechains: list[ImportResult]  # subagent runs, linked to this session
+    skipped: list[dict[str, Any]]  # {"line": n | None, "reason": …[, "file": …]}
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 # ---------------------------------------------------------------- export
@@ -71,8 +93,8 @@ def export_markdown(session: Session) -> bytes:
     lines = [f"# {state.title or 'Session ' + session.id}", ""]
     lines.append(f"- session: `{session.id}`")
     lines.append(f"- workspace: `{session.workspace}`")
-    if state.meta.get("model"):
-        lines.append(f"- model: `{state.meta['model']}`")
+    if session.meta.model:
+        lines.append(f"- model: `{session.meta.model}`")
     lines.append("")
     for msg in state.messages:
         lines.append(f"## {msg['role']}")
@@ -93,7 +115,7 @@ def sidechains_of(store: SessionStore, session_id: str) -> list[Session]:
     for folder in store._all_folders():
         side = Session(folder, store.config)
         try:
-            parent = side.meta.get("parent_session")
+            parent = side.meta.parent_session
         except (HearthError, OSError):  # an unreadable session is nobody's sidechain here
             continue
         if isinstance(parent, str):
@@ -112,7 +134,7 @@ def _write_session(zf: zipfile.ZipFile, session: Session, prefix: str) -> None:
     if session.header_rebuilt:
         # Why: the other machine must be able to read the header; ship the rebuilt
         # one (still marked "rebuilt") in place of the damaged line.
-        transcript = encode_line(session.meta) + transcript.partition(b"\n")[2]
+        transcript = encode_line(session.meta.event) + transcript.partition(b"\n")[2]
     zf.writestr(prefix + TRANSCRIPT, transcript)
     outputs = session.folder / TOOL_OUTPUTS
     if outputs.is_dir():
@@ -224,7 +246,7 @@ def _bundle_entry(
     return meta, rest, outputs  # type: ignore[return-value]
 
 
-def import_bundle(store: SessionStore, path: Path, workspace: str | None = None) -> dict[str, Any]:
+def import_bundle(store: SessionStore, path: Path, workspace: str | None = None) -> ImportResult:
     """Unpack a bundle (and its sidechains) as sessions of ``workspace`` (default: the bundle's own)."""
     try:
         zf = zipfile.ZipFile(path)
@@ -264,8 +286,7 @@ def import_bundle(store: SessionStore, path: Path, workspace: str | None = None)
             for each_id, _prefix, meta, rest, outputs in entries
         ]
     main, *sidechains = written
-    main["sidechains"] = sidechains
-    return main
+    return replace(main, sidechains=sidechains)
 
 
 def _unpack(
@@ -276,7 +297,7 @@ def _unpack(
     rest: bytes,
     outputs: list[str],
     ws: str,
-) -> dict[str, Any]:
+) -> ImportResult:
     """Write one bundled session under ``ws`` and say what of it could not be read."""
     if ws != meta.get("workspace"):
         meta["imported_from_workspace"] = meta.get("workspace")
@@ -300,14 +321,7 @@ def _unpack(
         count = len(state.messages)
         skipped += _other_damage(session)
         _set_mtime(folder / TRANSCRIPT, state.updated)
-    return {
-        "session_id": sid,
-        "workspace": ws,
-        "path": str(folder),
-        "messages": count,
-        "sidechains": [],
-        "skipped": skipped,
-    }
+    return ImportResult(sid, ws, str(folder), count, [], skipped)
 
 
 def _set_mtime(transcript: Path, stamp: float | None) -> None:
@@ -318,12 +332,12 @@ def _set_mtime(transcript: Path, stamp: float | None) -> None:
 
 def _write_imported(
     store: SessionStore,
-    imported: Any,
+    imported: ImportedSession,
     workspace: str,
     fmt: str,
     source: Path,
     parent: str | None = None,
-) -> dict[str, Any]:
+) -> ImportResult:
     updated = parse_time(imported.updated)
     if updated is not None and updated > time.time():
         updated = None  # a source clock ahead of ours would list it above everything
@@ -351,19 +365,19 @@ def _write_imported(
         _write_imported(store, side, workspace, fmt, source, parent=session.id)
         for side in imported.sidechains
     ]
-    return {
-        "session_id": session.id,
-        "workspace": workspace,
-        "path": str(session.folder),
-        "messages": len(messages),
-        "sidechains": sidechains,
-        "skipped": list(imported.skipped),
-    }
+    return ImportResult(
+        session.id,
+        workspace,
+        str(session.folder),
+        len(messages),
+        sidechains,
+        list(imported.skipped),
+    )
 
 
 def import_path(
     store: SessionStore, path: Path, fmt: str | None = None, workspace: str | None = None
-) -> dict[str, Any]:
+) -> ImportResult:
     """Import a bundle or another tool's transcript as new session(s)."""
     if path.is_dir():
         raise UsageError(f"{path} is a folder; name one transcript or bundle file")

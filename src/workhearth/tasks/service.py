@@ -39,6 +39,7 @@ from workhearth.errors import (
     SessionLockedError,
     UsageError,
 )
+from workhearth.sessions.backend import SessionBackend
 from workhearth.sessions.reconstruct import repair
 from workhearth.sessions.session import Session
 from workhearth.sessions.state import SessionState
@@ -72,7 +73,7 @@ class TaskConflict(HearthError):
     code = "task_conflict"
 
 
-def record_outcome(session: Session, status: Status, reason: str | None) -> None:
+def record_outcome(session: SessionBackend, status: Status, reason: str | None) -> None:
     """Write how the run ended into the session (a checkpoint), for every later reader."""
     state = session.load().business
     state.extra[OUTCOME] = {"status": status, "reason": reason, "at": time.time()}
@@ -80,7 +81,7 @@ def record_outcome(session: Session, status: Status, reason: str | None) -> None
 
 
 def transcript_status(
-    session: Session, state: SessionState | None = None
+    session: SessionBackend, state: SessionState | None = None
 ) -> tuple[Status, str | None]:
     """A session's status and failure reason when no task of this process runs it.
 
@@ -363,7 +364,7 @@ class TaskService:
         return task
 
     # ------------------------------------------------------------- running
-    def _register(self, task: Task, session: Session) -> None:
+    def _register(self, task: Task, session: SessionBackend) -> None:
         with self._lock:
             current = self._tasks.get(session.id)
             if current is not None and not current.finished:

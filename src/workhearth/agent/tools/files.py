@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, BinaryIO
 
@@ -135,7 +135,9 @@ def read_file(
     return _page(page, offset, more)
 
 
-def _keep_previous(ctx: ToolContext, path: str, new: bytes, expected: bytes | None = None):
+def _keep_previous(
+    ctx: ToolContext, path: str, new: bytes, expected: bytes | None = None
+) -> tuple[Callable[[bytes | None], None], list[int]]:
     shown = ctx.fs.display(path)
     saved: list[int] = []
 

@@ -92,8 +92,9 @@ def last_text(records: Iterable[dict[str, Any]], key: str) -> str | None:
 def last_model(messages: list[Message]) -> str | None:
     """The model that wrote the newest assistant message, if recorded."""
     for msg in reversed(messages):
-        if msg.get("model"):
-            return msg["model"]
+        model = msg.get("model")
+        if isinstance(model, str) and model:
+            return model
     return None
 
 

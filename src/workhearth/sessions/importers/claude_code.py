@@ -411,17 +411,19 @@ def _result_content(content: Any) -> str | list[dict[str, Any]]:
 
 def _title(records: list[Record], chain: list[Record]) -> str | None:
     """A user-set title (``custom-title``) or Claude Code's summary of this chain."""
-    custom = [r["customTitle"] for r in records if isinstance(r.get("customTitle"), str)]
+    custom: list[str] = [r["customTitle"] for r in records if isinstance(r.get("customTitle"), str)]
     if custom:
         return custom[-1]
     uuids = {r.get("uuid") for r in chain}
-    summaries = [
-        r for r in records if r.get("type") == "summary" and isinstance(r.get("summary"), str)
+    summaries: list[tuple[object, str]] = [
+        (r.get("leafUuid"), r["summary"])
+        for r in records
+        if r.get("type") == "summary" and isinstance(r.get("summary"), str)
     ]
-    for rec in reversed(summaries):
-        if rec.get("leafUuid") in uuids:
-            return rec["summary"]
-    return summaries[-1]["summary"] if summaries else None
+    for leaf, summary in reversed(summaries):
+        if leaf in uuids:
+            return summary
+    return summaries[-1][1] if summaries else None
 
 
 # --- sidechains ------------------------------------------------------------------------
