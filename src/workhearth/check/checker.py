@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from workhearth.check import glyphs
@@ -71,10 +72,23 @@ def _check_office(receipt: Receipt, path: Path, tools: Tools, thumbs: Path | Non
         receipt.problems += integrity(package)
         if any(p.kind == "opens" for p in receipt.problems):
             return  # Why: reading the content of a broken package reports its breakage twice
-        _content(receipt, path, package)
+        if tools.soffice is None:
+            _content(receipt, path, package)
+            receipt.problems.append(
+                Problem(
+                    "skipped", "round trip", f"LibreOffice is not installed: {INSTALL_LIBREOFFICE}"
+                )
+            )
+            return
+        with work_dir(tools, "render-") as tmp, ThreadPoolExecutor(1) as pool:
+            # Why a thread: LibreOffice converts (a second or more, in its own process)
+            # while this one reads the content; the check costs little beyond the launch.
+            converting = pool.submit(to_pdf, tools, path, tmp)
+            _content(receipt, path, package)
+            package.close()
+            _rendered(receipt, converting, tools, thumbs)
     finally:
         package.close()
-    _render(receipt, path, tools, thumbs)
 
 
 def _content(receipt: Receipt, path: Path, package: Package) -> None:
@@ -104,24 +118,24 @@ def _content(receipt: Receipt, path: Path, package: Package) -> None:
     receipt.text = receipt.text[:TEXT_KEPT]
 
 
-def _render(receipt: Receipt, path: Path, tools: Tools, thumbs: Path | None) -> None:
-    if tools.soffice is None:
-        receipt.problems.append(
-            Problem("skipped", "round trip", f"LibreOffice is not installed: {INSTALL_LIBREOFFICE}")
-        )
+def _rendered(
+    receipt: Receipt, converting: Future[Path], tools: Tools, thumbs: Path | None
+) -> None:
+    """What LibreOffice's PDF export says: it opened, its pages, glyphs, thumbnails."""
+    try:
+        rendered = converting.result()
+    except RenderError as exc:
+        receipt.problems.append(Problem("opens", "round trip", str(exc)))
         return
-    with work_dir(tools, "render-") as tmp:
-        try:
-            rendered = to_pdf(tools, path, tmp)
-        except RenderError as exc:
-            receipt.problems.append(Problem("opens", "round trip", str(exc)))
-            return
-        receipt.checked.append("round trip")
+    receipt.checked.append("round trip")
+    with ThreadPoolExecutor(1) as pool:
+        # Why: poppler draws the thumbnails while this process reads the PDF.
+        drawing = pool.submit(_thumbnails, receipt, rendered, tools, thumbs)
         facts = pdf_facts(rendered, what="rendered ")
-        receipt.pages = facts.pages
-        # Why only glyph problems: LibreOffice's export is ours, its fonts are embedded.
-        receipt.problems += [p for p in facts.problems if p.kind == "text"]
-        _thumbnails(receipt, rendered, tools, thumbs)
+        drawing.result()
+    receipt.pages = facts.pages
+    # Why only glyph problems: LibreOffice's export is ours, its fonts are embedded.
+    receipt.problems += [p for p in facts.problems if p.kind == "text"]
 
 
 def _thumbnails(receipt: Receipt, pdf: Path, tools: Tools, thumbs: Path | None) -> None:
