@@ -26,7 +26,7 @@ from workhearth.check import FORMATS, Tools, check_file
 from workhearth.check.render import work_dir
 from workhearth.errors import NotFoundError, UsageError
 from workhearth.server.deps import hearth_dep
-from workhearth.server.schemas import ID_MAX
+from workhearth.server.schemas import ID_MAX, errors
 
 router = APIRouter(prefix="/v1/check", tags=["check"])
 # Why a second router here: a session's receipts are the same shape, read from its folder.
@@ -67,7 +67,7 @@ def _one(wh: Workhearth, fs: SafeFS, tools: Tools, given: str) -> dict[str, Any]
     return out
 
 
-@router.post("", response_model=list[ReceiptOut])
+@router.post("", response_model=list[ReceiptOut], responses=errors(404, 422))
 def check(body: CheckIn, wh: Hearth) -> list[dict[str, Any]]:
     """Check each file (.docx .xlsx .pptx .pdf): opens, formulas, glyphs, layout, thumbnails."""
     workspaces = Workspaces(wh.paths, current=wh.workspace)
@@ -79,7 +79,7 @@ def check(body: CheckIn, wh: Hearth) -> list[dict[str, Any]]:
     return [_one(wh, fs, tools, given) for given in body.paths]
 
 
-@router.get("/thumbnails/{name}", response_class=Response)
+@router.get("/thumbnails/{name}", response_class=Response, responses=errors(404))
 def thumbnail(name: str, wh: Hearth) -> Response:
     """A thumbnail made by a check (PNG)."""
     if not _THUMB_NAME.match(name):
@@ -93,7 +93,9 @@ def thumbnail(name: str, wh: Hearth) -> Response:
     )
 
 
-@session_router.get("/{session_id}/receipts", response_model=list[ReceiptOut])
+@session_router.get(
+    "/{session_id}/receipts", response_model=list[ReceiptOut], responses=errors(404, 409)
+)
 def receipts(session_id: SessionId, wh: Hearth) -> list[dict[str, Any]]:
     """The receipts of the office files the session's tool calls produced, oldest first."""
     with wh.sessions.open(session_id) as session:
@@ -104,7 +106,9 @@ def receipts(session_id: SessionId, wh: Hearth) -> list[dict[str, Any]]:
     return found
 
 
-@session_router.get("/{session_id}/receipts/{name}", response_class=Response)
+@session_router.get(
+    "/{session_id}/receipts/{name}", response_class=Response, responses=errors(404, 409)
+)
 def receipt_thumbnail(session_id: SessionId, name: str, wh: Hearth) -> Response:
     """A thumbnail kept with a session's receipt (PNG; opened when the session is sealed)."""
     if not _RECEIPT_THUMB.match(name):
