@@ -9,12 +9,8 @@ from pathlib import Path
 
 from workhearth.check import glyphs
 from workhearth.check.package import Package, integrity, open_package
-from workhearth.check.pdf import pdf_facts
 from workhearth.check.receipt import FORMATS, Problem, Receipt
 from workhearth.check.render import RenderError, Tools, thumbnails, to_pdf, work_dir
-from workhearth.check.sheet import sheet_facts
-from workhearth.check.slides import slide_facts
-from workhearth.check.word import word_facts
 from workhearth.errors import NotFoundError, UsageError
 
 TEXT_KEPT = 2000
@@ -53,7 +49,13 @@ def check_file(path: Path, tools: Tools, thumbs: Path | None = None) -> Receipt:
     return receipt
 
 
+# Why the readers are imported where they are used: pypdf, openpyxl and python-pptx cost
+# ~0.2 s to import; LibreOffice starts first and converts while they load.
+
+
 def _check_pdf(receipt: Receipt, path: Path, tools: Tools, thumbs: Path | None) -> None:
+    from workhearth.check.pdf import pdf_facts
+
     facts = pdf_facts(path)
     receipt.checked += ["parse", "fonts", "glyphs"]
     receipt.pages, receipt.text = facts.pages, facts.text[:TEXT_KEPT]
@@ -92,6 +94,10 @@ def _check_office(receipt: Receipt, path: Path, tools: Tools, thumbs: Path | Non
 
 
 def _content(receipt: Receipt, path: Path, package: Package) -> None:
+    from workhearth.check.sheet import sheet_facts
+    from workhearth.check.slides import slide_facts
+    from workhearth.check.word import word_facts
+
     try:
         if receipt.format == "docx":
             word = word_facts(package)
@@ -122,6 +128,8 @@ def _rendered(
     receipt: Receipt, converting: Future[Path], tools: Tools, thumbs: Path | None
 ) -> None:
     """What LibreOffice's PDF export says: it opened, its pages, glyphs, thumbnails."""
+    from workhearth.check.pdf import pdf_facts
+
     try:
         rendered = converting.result()
     except RenderError as exc:
