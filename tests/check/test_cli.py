@@ -80,7 +80,13 @@ def test_one_bad_file_fails_the_run_and_each_file_gets_its_receipt(
     assert good["ok"] is True
     assert bad["ok"] is False
     assert bad["problems"] == [
-        {"kind": "fonts", "where": "page 1", "message": "font Helvetica is not embedded"}
+        {
+            "kind": "fonts",
+            "where": "page 1",
+            "message": "font Helvetica is not embedded",
+            "code": "font_not_embedded",
+            "params": {"font": "Helvetica"},
+        }
     ]
 
 

@@ -42,6 +42,12 @@ def test_json_has_design_keys_with_their_shapes() -> None:
     assert set(data) >= DESIGN_KEYS
     assert data["ok"] is False and data["pages"] == 2 and data["thumbnails"] == ["/c/x-1.png"]
     assert data["problems"] == [
-        {"kind": "formula", "where": "Sales!B2", "message": "shows #DIV/0!"}
+        {
+            "kind": "formula",
+            "where": "Sales!B2",
+            "message": "shows #DIV/0!",
+            "code": "",
+            "params": {},
+        }
     ]
     assert data["formula_errors"] == [{"sheet": "Sales", "cell": "B2", "value": "#DIV/0!"}]

@@ -71,6 +71,10 @@ def test_the_task_view_shows_each_produced_file_with_its_receipt(
     expect(bad.locator(".receipt-problems li").first).to_contain_text(
         "does not open" if locale == "en-US" else "无法打开"
     )
+    # The problem itself in the page's language (hearth's English stays in the API).
+    expect(bad.locator(".receipt-problems li").first).to_contain_text(
+        "not a valid Office file" if locale == "en-US" else "不是有效的 Office 文件"
+    )
     thumb = good.locator(".receipt-thumbs img").first
     expect(thumb).to_be_visible()
     page.wait_for_function(

@@ -21,7 +21,9 @@ class CheckIn(BaseModel):
 class ProblemOut(BaseModel):
     kind: Literal["opens", "formula", "text", "layout", "fonts", "skipped"]
     where: str
-    message: str
+    message: str = Field(description="In English; the page words it by code and params.")
+    code: str = Field("", description="What the problem is, as a stable word (e.g. uncached).")
+    params: dict[str, str | int] = Field(default_factory=dict)
 
 
 class FormulaErrorOut(BaseModel):

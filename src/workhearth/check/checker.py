@@ -78,7 +78,10 @@ def _check_office(receipt: Receipt, path: Path, tools: Tools, thumbs: Path | Non
             _content(receipt, path, package)
             receipt.problems.append(
                 Problem(
-                    "skipped", "round trip", f"LibreOffice is not installed: {INSTALL_LIBREOFFICE}"
+                    "skipped",
+                    "round trip",
+                    f"LibreOffice is not installed: {INSTALL_LIBREOFFICE}",
+                    "no_libreoffice",
                 )
             )
             return
@@ -112,14 +115,30 @@ def _content(receipt: Receipt, path: Path, package: Package) -> None:
             deck = slide_facts(path)
             receipt.text, receipt.problems = deck.text, receipt.problems + deck.problems
     except Exception as exc:  # Why: a reader library choking on a file is a verdict on it
-        receipt.problems.append(Problem("opens", "", f"cannot be read as {receipt.format}: {exc}"))
+        receipt.problems.append(
+            Problem(
+                "opens",
+                "",
+                f"cannot be read as {receipt.format}: {exc}",
+                "unreadable",
+                {"format": receipt.format},
+            )
+        )
         return
     receipt.checked += ["layout", "glyphs"]
     if not glyphs.available():
-        receipt.problems.append(Problem("skipped", "glyphs", "fontconfig is not installed"))
+        receipt.problems.append(
+            Problem("skipped", "glyphs", "fontconfig is not installed", "no_fontconfig")
+        )
     elif missing := glyphs.missing(receipt.text):
         receipt.problems.append(
-            Problem("text", "", f"no installed font has a glyph for {glyphs.describe(missing)}")
+            Problem(
+                "text",
+                "",
+                f"no installed font has a glyph for {glyphs.describe(missing)}",
+                "missing_glyphs",
+                {"chars": glyphs.describe(missing)},
+            )
         )
     receipt.text = receipt.text[:TEXT_KEPT]
 
@@ -133,7 +152,9 @@ def _rendered(
     try:
         rendered = converting.result()
     except RenderError as exc:
-        receipt.problems.append(Problem("opens", "round trip", str(exc)))
+        receipt.problems.append(
+            Problem("opens", "round trip", str(exc), "round_trip", {"detail": str(exc)})
+        )
         return
     receipt.checked.append("round trip")
     with ThreadPoolExecutor(1) as pool:
@@ -155,13 +176,16 @@ def _thumbnails(receipt: Receipt, pdf: Path, tools: Tools, thumbs: Path | None) 
                 "skipped",
                 "thumbnails",
                 "poppler is not installed (Debian: apt-get install poppler-utils)",
+                "no_poppler",
             )
         )
         return
     try:
         made = thumbnails(tools, pdf, thumbs, receipt.sha256[:16])
     except RenderError as exc:
-        receipt.problems.append(Problem("opens", "render", str(exc)))
+        receipt.problems.append(
+            Problem("opens", "render", str(exc), "render", {"detail": str(exc)})
+        )
         return
     receipt.checked.append("thumbnails")
     receipt.thumbnails = [str(p) for p in made]

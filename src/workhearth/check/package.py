@@ -73,10 +73,10 @@ def open_package(path: Path) -> tuple[Package | None, list[Problem]]:
     try:
         package = Package(path)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        return None, [Problem("opens", "", f"not a valid Office file (zip): {exc}")]
+        return None, [Problem("opens", "", f"not a valid Office file (zip): {exc}", "not_zip")]
     if package.unpacked > MAX_UNPACKED:
         package.close()
-        return None, [Problem("opens", "", "unpacks to more than 1 GiB (a zip bomb?)")]
+        return None, [Problem("opens", "", "unpacks to more than 1 GiB (a zip bomb?)", "zip_bomb")]
     return package, []
 
 
@@ -85,7 +85,9 @@ def integrity(package: Package) -> list[Problem]:
     problems = list(_malformed(package))
     types = package.xml("[Content_Types].xml")
     if types is None:
-        problems.append(Problem("opens", "[Content_Types].xml", "missing or malformed"))
+        problems.append(
+            Problem("opens", "[Content_Types].xml", "missing or malformed", "content_types")
+        )
     else:
         problems += _untyped(package, types)
     problems += _dangling(package)
@@ -99,7 +101,7 @@ def _malformed(package: Package) -> Iterator[Problem]:
         try:
             parse_xml(package.read(name))
         except etree.XMLSyntaxError as exc:
-            yield Problem("opens", name, f"malformed XML: {exc.msg}")
+            yield Problem("opens", name, f"malformed XML: {exc.msg}", "malformed_xml")
 
 
 def _untyped(package: Package, types: etree._Element) -> Iterator[Problem]:
@@ -109,9 +111,11 @@ def _untyped(package: Package, types: etree._Element) -> Iterator[Problem]:
         # Why not splitext: it reads "_rels/.rels" as a name without extension.
         ext = posixpath.basename(name).rpartition(".")[2].lower()
         if name not in overrides and ext not in defaults:
-            yield Problem("opens", name, "part has no content type")
+            yield Problem("opens", name, "part has no content type", "untyped_part")
     for name in sorted(overrides - package.names):
-        yield Problem("opens", name, "content type listed for a part that is missing")
+        yield Problem(
+            "opens", name, "content type listed for a part that is missing", "missing_part"
+        )
 
 
 def _dangling(package: Package) -> Iterator[Problem]:
@@ -122,7 +126,13 @@ def _dangling(package: Package) -> Iterator[Problem]:
             continue  # already reported as malformed
         source = _rels_source(rels)
         if source and source not in package.names:
-            yield Problem("opens", rels, f"relationships of a missing part {source}")
+            yield Problem(
+                "opens",
+                rels,
+                f"relationships of a missing part {source}",
+                "orphan_rels",
+                {"part": source},
+            )
         for rel in root.iter(PKG_REL):
             if rel.get("TargetMode") == "External":
                 continue
@@ -134,6 +144,8 @@ def _dangling(package: Package) -> Iterator[Problem]:
                     "opens",
                     rels,
                     f"relationship {rel.get('Id')} points at {target}, which is missing",
+                    "dangling_rel",
+                    {"target": target},
                 )
     if not main_found:
-        yield Problem("opens", "_rels/.rels", "no main document part")
+        yield Problem("opens", "_rels/.rels", "no main document part", "no_main_part")

@@ -81,11 +81,13 @@ def pdf_facts(path: Path, *, what: str = "") -> PdfFacts:
     try:
         reader = PdfReader(path)
         if reader.is_encrypted and not reader.decrypt(""):
-            facts.problems.append(Problem("opens", "", "the PDF is encrypted with a password"))
+            facts.problems.append(
+                Problem("opens", "", "the PDF is encrypted with a password", "pdf_encrypted")
+            )
             return facts
         pages = list(reader.pages)
     except (PdfReadError, OSError, ValueError, KeyError, TypeError) as exc:
-        facts.problems.append(Problem("opens", "", f"not a readable PDF: {exc}"))
+        facts.problems.append(Problem("opens", "", f"not a readable PDF: {exc}", "pdf_unreadable"))
         return facts
     facts.pages = len(pages)
     unembedded: dict[str, int] = {}
@@ -102,7 +104,9 @@ def pdf_facts(path: Path, *, what: str = "") -> PdfFacts:
                 texts.append(page.extract_text() or "")
         except (PdfReadError, ValueError, KeyError, TypeError, AttributeError) as exc:
             facts.problems.append(
-                Problem("opens", f"{what}page {number}", f"cannot be read: {exc}")
+                Problem(
+                    "opens", f"{what}page {number}", f"cannot be read: {exc}", "page_unreadable"
+                )
             )
             continue
         if blanks:
@@ -111,6 +115,8 @@ def pdf_facts(path: Path, *, what: str = "") -> PdfFacts:
                     "text",
                     f"{what}page {number}",
                     f"{blanks} characters have no glyph (drawn as blanks)",
+                    "notdef",
+                    {"n": blanks},
                 )
             )
         runs = QUESTION_RUN.findall(texts[-1]) if number <= TEXT_PAGES else []
@@ -120,11 +126,19 @@ def pdf_facts(path: Path, *, what: str = "") -> PdfFacts:
                     "text",
                     f"{what}page {number}",
                     f"'{runs[0]}' stands in for text (a font without the glyphs?)",
+                    "question_marks",
+                    {"text": runs[0]},
                 )
             )
     for name, number in unembedded.items():
         facts.problems.append(
-            Problem("fonts", f"{what}page {number}", f"font {name} is not embedded")
+            Problem(
+                "fonts",
+                f"{what}page {number}",
+                f"font {name} is not embedded",
+                "font_not_embedded",
+                {"font": name},
+            )
         )
     facts.text = "\n".join(texts)[:TEXT_CHARS]
     return facts

@@ -24,7 +24,10 @@ ProblemKind = Literal[
 class Problem:
     kind: ProblemKind
     where: str  # "word/document.xml", "Sheet1!B7", "slide 3", "page 2", "" for the file
-    message: str
+    message: str  # English, for terminals, logs and the model
+    # Why: the page words a problem in the user's language by its code and params.
+    code: str = ""
+    params: dict[str, str | int] = field(default_factory=dict, compare=False)
 
     @property
     def fails(self) -> bool:

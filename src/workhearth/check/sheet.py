@@ -62,6 +62,8 @@ def _fits(ws: Any) -> Problem | None:
         ws.title,
         f"is {width:.1f} cm wide, the printable width is {printable:.1f} cm: it prints "
         f"{across} pages across (set it to fit the page width, or landscape)",
+        "sheet_wide",
+        {"width": f"{width:.1f}", "printable": f"{printable:.1f}", "n": across},
     )
 
 
@@ -95,7 +97,13 @@ def sheet_facts(path: Path) -> SheetFacts:
             facts.problems.append(problem)
     for error in facts.formula_errors:
         facts.problems.append(
-            Problem("formula", f"{error.sheet}!{error.cell}", f"shows {error.value}")
+            Problem(
+                "formula",
+                f"{error.sheet}!{error.cell}",
+                f"shows {error.value}",
+                "formula_error",
+                {"value": error.value},
+            )
         )
     for title, n in uncached.items():
         facts.problems.append(
@@ -105,6 +113,8 @@ def sheet_facts(path: Path) -> SheetFacts:
                 f"{n} formula {'cell has' if n == 1 else 'cells have'} no computed value"
                 " (the file was never recalculated:"
                 " open and save it in LibreOffice, or run the xlsx skill's recalculate.py)",
+                "uncached",
+                {"n": n},
             )
         )
     facts.text = "\t".join(texts)

@@ -50,7 +50,10 @@ def _needed_height_pt(frame: Any, width_pt: float) -> float:
     return height
 
 
-def _overflow(shape: Any, slide_height: int = 0) -> str | None:
+Said = tuple[str, str, dict[str, str | int]]  # message, code, params
+
+
+def _overflow(shape: Any, slide_height: int = 0) -> Said | None:
     from pptx.enum.text import MSO_AUTO_SIZE
 
     frame = shape.text_frame
@@ -69,14 +72,17 @@ def _overflow(shape: Any, slide_height: int = 0) -> str | None:
         box_pt = max(box_pt, (slide_height - shape.top) / EMU_PER_PT)
     needed = _needed_height_pt(frame, width_pt)
     if box_pt > 0 and needed > box_pt * OVERFLOW_FACTOR:
+        needs = f"{needed * EMU_PER_PT / EMU_PER_CM:.1f}"
+        has = f"{box_pt * EMU_PER_PT / EMU_PER_CM:.1f}"
         return (
-            f"text in '{shape.name}' overflows its box (needs about"
-            f" {needed * EMU_PER_PT / EMU_PER_CM:.1f} cm, has {box_pt * EMU_PER_PT / EMU_PER_CM:.1f} cm)"
+            f"text in '{shape.name}' overflows its box (needs about {needs} cm, has {has} cm)",
+            "overflow",
+            {"shape": shape.name, "needs": needs, "has": has},
         )
     return None
 
 
-def _off_slide(shape: Any, width: int, height: int) -> str | None:
+def _off_slide(shape: Any, width: int, height: int) -> Said | None:
     if None in (shape.left, shape.top, shape.width, shape.height):
         return None
     if (
@@ -85,7 +91,11 @@ def _off_slide(shape: Any, width: int, height: int) -> str | None:
         or shape.left + shape.width > width
         or shape.top + shape.height > height
     ):
-        return f"'{shape.name}' reaches past the edge of the slide"
+        return (
+            f"'{shape.name}' reaches past the edge of the slide",
+            "off_slide",
+            {"shape": shape.name},
+        )
     return None
 
 
@@ -103,6 +113,6 @@ def slide_facts(path: Path) -> SlideFacts:
                 texts.append(shape.text_frame.text)
                 said = _overflow(shape, height) or said
             if said:
-                facts.problems.append(Problem("layout", f"slide {number}", said))
+                facts.problems.append(Problem("layout", f"slide {number}", *said))
     facts.text = "\n".join(texts)
     return facts

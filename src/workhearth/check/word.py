@@ -70,6 +70,11 @@ def _wide_tables(body: etree._Element) -> list[Problem]:
                     f"table {n}",
                     f"is {grid / TWIPS_PER_CM:.1f} cm wide, the page's text width is "
                     f"{width / TWIPS_PER_CM:.1f} cm",
+                    "table_wide",
+                    {
+                        "width": f"{grid / TWIPS_PER_CM:.1f}",
+                        "printable": f"{width / TWIPS_PER_CM:.1f}",
+                    },
                 )
             )
     return out
@@ -82,7 +87,7 @@ def word_facts(package: Package) -> WordFacts:
         return facts  # the package check reports it missing or malformed
     body = document.find(f"{W}body")
     if body is None:
-        facts.problems.append(Problem("opens", "word/document.xml", "has no body"))
+        facts.problems.append(Problem("opens", "word/document.xml", "has no body", "no_body"))
         return facts
     facts.text = _text(body)
     facts.tracked_changes = sum(

@@ -3,7 +3,7 @@
 // code has no words (a server newer than the page); the words live in strings-errors.js.
 import { t } from "./i18n.js";
 
-function known(key) {
+export function known(key) {
   return t(key) !== key;
 }
 

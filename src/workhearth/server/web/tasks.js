@@ -1,7 +1,7 @@
 // Tasks: the list with status and last activity; one task's transcript, files, live stream.
 import { api, listOf, q } from "./api.js";
 import { $, clear, h } from "./dom.js";
-import { counted, errorText, outcomeText } from "./errors.js";
+import { counted, errorText, known, outcomeText } from "./errors.js";
 import { t } from "./i18n.js";
 import { attach } from "./stream.js";
 import { renderAudit } from "./trash.js";
@@ -151,6 +151,31 @@ async function renderFiles(box, id) {
   if (files.untracked) box.append(h("p", { class: "muted small", text: t("tasks.filesUntracked") }));
 }
 
+// A problem in the page's language: by its code when the page knows it, else hearth's English.
+function problemText(p) {
+  const key = `check.problem.${p.code}`;
+  if (!p.code || !known(key)) return p.message;
+  return typeof p.params?.n === "number" ? counted(key, p.params.n, p.params) : t(key, p.params || {});
+}
+
+const WHERE = [
+  [/^rendered page (\d+)$/, "where.renderedPage"],
+  [/^page (\d+)$/, "where.page"],
+  [/^slide (\d+)$/, "where.slide"],
+  [/^table (\d+)$/, "where.table"],
+  [/^round trip$/, "where.roundTrip"],
+  [/^thumbnails$/, "where.thumbnails"],
+  [/^glyphs$/, "where.glyphs"],
+];
+
+function whereText(where) {
+  for (const [pattern, key] of WHERE) {
+    const m = where.match(pattern);
+    if (m) return t(`check.problem.${key}`, { n: m[1] });
+  }
+  return where; // a part name, a sheet or a cell: the file's own words
+}
+
 // Why (issue #21): hearth checked each office file the task produced, outside the
 // model's reach; the latest receipt per file is what the user gets, with its pictures.
 async function renderReceipts(box, id) {
@@ -198,11 +223,11 @@ async function renderReceipts(box, id) {
               "ul",
               { class: "receipt-problems" },
               failing.map((p) =>
-                h("li", {}, h("span", { class: "badge", text: t(`check.kind.${p.kind}`) }), " ", p.where ? h("code", { text: p.where }) : null, " ", p.message),
+                h("li", {}, h("span", { class: "badge", text: t(`check.kind.${p.kind}`) }), " ", p.where ? h("code", { text: whereText(p.where) }) : null, " ", problemText(p)),
               ),
             )
           : null,
-        skipped.length ? h("p", { class: "muted small", text: t("check.skipped", { what: skipped.map((p) => p.where || p.message).join(", ") }) }) : null,
+        skipped.length ? h("p", { class: "muted small", text: t("check.skipped", { what: skipped.map((p) => problemText(p)).join("; ") }) }) : null,
         r.thumbnails.length
           ? h(
               "div",
