@@ -287,39 +287,34 @@ class Session:
 
     def write_tool_output(self, call_id: str, text: str) -> Path:
         path = self.tool_output_path(call_id)
-        make_private_dir(path.parent)
-        data = text.encode("utf-8")
-        cipher = self.cipher
-        if cipher is not None:
-            data = cipher.seal_blob(f"tool-output:{call_id}", data)
-        atomic_write(path, data)
+        self._write_sealed(path, f"tool-output:{call_id}", text.encode("utf-8"))
         return path
 
     def read_tool_output(self, call_id: str) -> str:
-        data = self.tool_output_path(call_id).read_bytes()
-        cipher = self.cipher
-        if cipher is not None:
-            data = cipher.open_blob(f"tool-output:{call_id}", data)
-        return data.decode("utf-8")
+        path = self.tool_output_path(call_id)
+        return self._read_sealed(path, f"tool-output:{call_id}").decode("utf-8")
 
     # ------------------------------------------------------------- receipts
     def write_receipt_file(self, name: str, data: bytes) -> Path:
         """Keep a receipt's file (``<sha256>.json``, ``<sha256>-<n>.png``) under
         ``receipts/``, sealed like the transcript when the session is encrypted."""
         path = self._receipt_path(name)
-        make_private_dir(path.parent)
-        cipher = self.cipher
-        if cipher is not None:
-            data = cipher.seal_blob(f"receipt:{name}", data)
-        atomic_write(path, data)
+        self._write_sealed(path, f"receipt:{name}", data)
         return path
 
     def read_receipt_file(self, name: str) -> bytes:
-        data = self._receipt_path(name).read_bytes()
+        return self._read_sealed(self._receipt_path(name), f"receipt:{name}")
+
+    def _write_sealed(self, path: Path, label: str, data: bytes) -> None:
+        """A file of this session, sealed under ``label`` when the session is encrypted."""
+        make_private_dir(path.parent)
         cipher = self.cipher
-        if cipher is not None:
-            data = cipher.open_blob(f"receipt:{name}", data)
-        return data
+        atomic_write(path, cipher.seal_blob(label, data) if cipher is not None else data)
+
+    def _read_sealed(self, path: Path, label: str) -> bytes:
+        data = path.read_bytes()
+        cipher = self.cipher
+        return cipher.open_blob(label, data) if cipher is not None else data
 
     def receipt_names(self) -> list[str]:
         """The receipts kept for this session (``<sha256>.json`` names), oldest first."""
