@@ -78,3 +78,33 @@ def test_done_with_a_failing_file_left_behind_is_failed(hearth: Hearth, agent_fo
     shown = hearth.json("sessions", "show", session_id)
     assert shown["status"] == "failed"
     assert "table.xlsx" in shown["reason"] and "not a valid Office file" in shown["reason"]
+
+
+def test_a_link_out_of_the_workspace_is_not_read_rendered_or_kept(
+    hearth: Hearth, agent_for, tmp_path
+) -> None:
+    """A "produced" file that is a link to a document outside the authorized folders is
+    refused by the check (read through the tools' confined reads), not rendered into
+    the session's receipts."""
+    from docx import Document
+
+    secret = tmp_path / "private" / "salaries.docx"
+    secret.parent.mkdir()
+    doc = Document()
+    doc.add_paragraph("Confidential salary table")
+    doc.save(str(secret))
+    replies = [
+        calls_reply(
+            API, ("call_ln", "shell", {"command": f"ln -s {shlex.quote(str(secret))} r.docx"})
+        ),
+        text_reply(API, "Linked."),
+    ]
+    agent = agent_for(API, replies)
+    result = agent.run("run", "link it", "--mode", "agent", "--yes")
+    assert result.code == 0, result.err
+    seen = tool_results(API, agent.fake.bodies[-1])["call_ln"][0]
+    assert "[hearth check] r.docx: could not be checked" in seen
+    assert "Confidential" not in seen
+    (session_id,) = agent.session_ids()
+    folder = hearth.session_dir(session_id) / "receipts"
+    assert not folder.exists() or not any(folder.iterdir())

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 # Why a cap: a call that unpacked a hundred documents must not launch LibreOffice a
 # hundred times before the model hears back; the rest are named as not checked.
 MAX_PER_CALL = 5
+MAX_BYTES = 200 * 1024 * 1024
 
 
 class OfficeChecker:
@@ -62,10 +63,17 @@ class OfficeChecker:
     def _check_one(self, ctx: ToolContext, shown: str) -> str:
         from workhearth.check import check_file
 
-        path = Path(shown) if Path(shown).is_absolute() else ctx.workspace / shown
         try:
             with work_dir(self.tools, "receipt-") as tmp:
-                receipt = check_file(path, self.tools, tmp)
+                # Why through the tool's SafeFS into a private copy: a file the model
+                # swapped for a link out of the authorized folders is refused, never read,
+                # rendered or kept in the session.
+                if ctx.fs.stat(shown).size > MAX_BYTES:
+                    return f"{shown}: not checked (larger than {MAX_BYTES >> 20} MB)"
+                copy = tmp / f"file{Path(shown).suffix.lower()}"
+                copy.write_bytes(ctx.fs.read_bytes(shown))
+                receipt = check_file(copy, self.tools, tmp)
+                receipt.path = shown
                 self._keep(ctx, receipt, shown)
         except (HearthError, OSError) as exc:
             return f"{shown}: could not be checked ({exc})"
