@@ -56,7 +56,7 @@ import _runs
 ROOT = Path(__file__).resolve().parent.parent
 POLICIES = ("always", "turn", "never")
 _SCRIPT = shutil.which("hearth", path=Path(sys.executable).parent)
-HEARTH = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "workhearth.cli.main"]
+HEARTH = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "workhearth"]
 
 
 def log(msg: str) -> None:

@@ -523,13 +523,13 @@ def median_ms(argv: list[str], runs: int, env: dict[str, str]) -> tuple[float, l
 
 def hearth_command() -> list[str]:
     script = shutil.which("hearth", path=str(Path(sys.executable).parent))
-    return [script] if script else [sys.executable, "-m", "workhearth.cli.main"]
+    return [script] if script else [sys.executable, "-m", "workhearth"]
 
 
 def import_costs(env: dict[str, str], top: int = 15) -> list[dict[str, Any]]:
     """The modules with the largest cumulative import time under ``hearth --help``."""
     proc = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "workhearth.cli.main", "--help"],
+        [sys.executable, "-X", "importtime", "-m", "workhearth", "--help"],
         env=env,
         capture_output=True,
         text=True,

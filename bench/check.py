@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from workhearth.check import Tools, check_file, glyphs  # noqa: E402
 from workhearth.check.pdf import pdf_facts  # noqa: E402
-from workhearth.check.render import thumbnails  # noqa: E402
+from workhearth.check.render import soffice_command, thumbnails  # noqa: E402
 
 TARGET_DOC_S = 3.0
 TARGET_RATIO = 1.3
@@ -154,7 +154,7 @@ MAKERS: dict[str, Callable[[Path, int], None]] = {
 
 def hearth_cmd() -> list[str]:
     script = shutil.which("hearth", path=str(Path(sys.executable).parent))
-    return [script] if script else [sys.executable, "-m", "workhearth.cli.main"]
+    return [script] if script else [sys.executable, "-m", "workhearth"]
 
 
 def time_hearth(path: Path, env: dict[str, str]) -> tuple[float, dict[str, Any]]:
@@ -178,18 +178,7 @@ def time_bare(soffice: str, profile: Path, path: Path, outdir: Path) -> tuple[fl
     outdir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     subprocess.run(
-        [
-            soffice,
-            f"-env:UserInstallation={profile.as_uri()}",
-            "--headless",
-            "--norestore",
-            "--nologo",
-            "--convert-to",
-            "pdf",
-            "--outdir",
-            str(outdir),
-            str(path),
-        ],
+        soffice_command(soffice, profile, path, outdir),
         capture_output=True,
         check=True,
         timeout=600,
@@ -210,10 +199,11 @@ def time_checks_only(path: Path, profile: Path) -> float:
     return time.perf_counter() - started
 
 
-def time_post_render(rendered: Path, tools: Tools, into: Path) -> float:
-    """What check_file does after LibreOffice: read the rendered PDF, make thumbnails."""
+def time_post_render(rendered: Path, tools: Tools, into: Path, text: bool) -> float:
+    """What check_file does after LibreOffice: read the rendered PDF (its text only for a
+    PDF checked as itself), make thumbnails."""
     started = time.perf_counter()
-    pdf_facts(rendered, what="rendered ")
+    pdf_facts(rendered, what="rendered ", text=text)
     thumbnails(tools, rendered, into, "bench")
     return time.perf_counter() - started
 
@@ -277,7 +267,10 @@ def main() -> int:
                 raw[fmt]["checks_only"].append(time_checks_only(files[fmt], tools.profile))
                 raw[fmt]["post_render"].append(
                     time_post_render(
-                        files[fmt] if fmt == "pdf" else rendered, tools, base / f"thumbs-{run}"
+                        files[fmt] if fmt == "pdf" else rendered,
+                        tools,
+                        base / f"thumbs-{run}",
+                        text=fmt == "pdf",
                     )
                 )
                 log(

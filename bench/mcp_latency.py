@@ -58,7 +58,7 @@ def log(msg: str) -> None:
 
 def hearth_command() -> list[str]:
     script = shutil.which("hearth", path=str(Path(sys.executable).parent))
-    return [script] if script else [sys.executable, "-m", "workhearth.cli.main"]
+    return [script] if script else [sys.executable, "-m", "workhearth"]
 
 
 def build_memory(wh: Workhearth, entries: int) -> None:

@@ -30,6 +30,11 @@ from typing import Any
 import _runs
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+# Why from hearth check: one definition of LibreOffice's command line for both.
+from workhearth.check.render import soffice_command  # noqa: E402
+
 SKILLS = ROOT / "src" / "workhearth" / "skills" / "builtin"
 MD_TO_PDF = SKILLS / "pdf" / "scripts" / "md_to_pdf.py"
 MD_TO_DOCX = SKILLS / "docx" / "scripts" / "md_to_docx.py"
@@ -84,20 +89,7 @@ def md_to_pdf(source: Path, out: Path, cache: Path) -> float:
 def docx_then_pdf(source: Path, folder: Path, soffice: str, profile: Path) -> tuple[float, float]:
     docx = folder / "report.docx"
     to_docx = timed([sys.executable, str(MD_TO_DOCX), str(source), "-o", str(docx), "--force"])
-    export = timed(
-        [
-            soffice,
-            f"-env:UserInstallation={profile.as_uri()}",
-            "--headless",
-            "--norestore",
-            "--nologo",
-            "--convert-to",
-            "pdf",
-            "--outdir",
-            str(folder / "lo"),
-            str(docx),
-        ]
-    )
+    export = timed(soffice_command(soffice, profile, docx, folder / "lo"))
     if not (folder / "lo" / "report.pdf").is_file():
         raise SystemExit("LibreOffice made no PDF of report.docx")
     return to_docx, export

@@ -54,7 +54,7 @@ def log(msg: str) -> None:
 
 def hearth_command() -> list[str]:
     script = shutil.which("hearth", path=str(Path(sys.executable).parent))
-    return [script] if script else [sys.executable, "-m", "workhearth.cli.main"]
+    return [script] if script else [sys.executable, "-m", "workhearth"]
 
 
 def build_memory(home: Path, workspace: Path, entries: int) -> Path:
@@ -101,7 +101,7 @@ def median_s(make_argv: Any, runs: int, env: dict[str, str], cwd: Path) -> dict[
 
 def import_costs(env: dict[str, str], cwd: Path, top: int = 12) -> list[dict[str, Any]]:
     """The modules with the largest cumulative import time in one ``memory search``."""
-    argv = [sys.executable, "-X", "importtime", "-m", "workhearth.cli.main"]
+    argv = [sys.executable, "-X", "importtime", "-m", "workhearth"]
     proc = subprocess.run(
         [*argv, "memory", "search", WORDS[3]], env=env, cwd=cwd, capture_output=True, text=True
     )

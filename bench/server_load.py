@@ -345,7 +345,7 @@ def start_hearth(home: Path, workspace: Path) -> tuple[subprocess.Popen[str], st
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HEARTH_", "OPENAI_"))}
     env["HEARTH_HOME"] = str(home)
     hearth = Path(sys.executable).parent / "hearth"
-    cmd = [str(hearth)] if hearth.exists() else [sys.executable, "-m", "workhearth.cli.main"]
+    cmd = [str(hearth)] if hearth.exists() else [sys.executable, "-m", "workhearth"]
     proc = subprocess.Popen(
         [*cmd, "serve", "--port", "0", "--no-open"],
         cwd=workspace,

@@ -54,7 +54,7 @@ from tests.e2e.test_agent_run import calls_reply, text_reply, tool_names  # noqa
 from tests.fake_providers import FakeProvider, Reply  # noqa: E402
 
 _SCRIPT = shutil.which("hearth", path=Path(sys.executable).parent)
-HEARTH = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "workhearth.cli.main"]
+HEARTH = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "workhearth"]
 MODEL = "openai:qwen-plus"
 EXAMPLES = 5  # failure examples kept per attack
 SECRETS = {

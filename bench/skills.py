@@ -99,7 +99,7 @@ def median_ms(fn: Callable[[], Any], runs: int, before: Callable[[], None] = lam
 
 def hearth_command() -> list[str]:
     script = shutil.which("hearth", path=str(Path(sys.executable).parent))
-    return [script] if script else [sys.executable, "-m", "workhearth.cli.main"]
+    return [script] if script else [sys.executable, "-m", "workhearth"]
 
 
 def wall_ms(args: list[str], env: dict[str, str], cwd: Path, runs: int) -> float:

@@ -119,7 +119,7 @@ def start_server(store: str, home: Path) -> tuple[subprocess.Popen[str], str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HEARTH_", "OPENAI_"))}
     env["HEARTH_HOME"] = str(home)
     hearth = Path(sys.executable).parent / "hearth"
-    cmd = [str(hearth)] if hearth.exists() else [sys.executable, "-m", "workhearth.cli.main"]
+    cmd = [str(hearth)] if hearth.exists() else [sys.executable, "-m", "workhearth"]
     proc = subprocess.Popen(
         [*cmd, "serve", "--store", store, "--port", "0"],
         cwd=home,

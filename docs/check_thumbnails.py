@@ -78,7 +78,7 @@ def main() -> None:
         work = Path(tmp)
         made = make(work)
         env = {**os.environ, "HEARTH_HOME": str(work / "home")}
-        hearth = [sys.executable, "-m", "workhearth.cli.main", "check", "--json"]
+        hearth = [sys.executable, "-m", "workhearth", "check", "--json"]
         done = subprocess.run(
             [*hearth, *map(str, made.values())], cwd=work, env=env, capture_output=True, text=True
         )

@@ -81,7 +81,7 @@ class _Handler(BaseHTTPRequestHandler):
         fake.received.append(
             Received("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body, raw)
         )
-        reply = fake.next_reply()
+        reply = fake.reply_for(raw)
         if reply.delay:
             time.sleep(reply.delay)
         self.send_response(reply.status)
@@ -141,6 +141,10 @@ class FakeProvider:
         self.unscripted += 1
         return json_reply(500, {"error": {"message": "fake server: no reply scripted"}})
 
+    def reply_for(self, raw: bytes) -> Reply:
+        """The reply to a request whose body is ``raw`` (in order, whatever it asks)."""
+        return self.next_reply()
+
     @property
     def bodies(self) -> list[Any]:
         return [r.body for r in self.received]
@@ -152,6 +156,31 @@ class FakeProvider:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+
+
+class RoutedProvider(FakeProvider):
+    """Replies by who asks, for callers that run side by side (a team's specialists):
+    each request takes the next reply of the first route whose marker its body holds."""
+
+    def __init__(self, routes: Sequence[tuple[str, Iterable[Reply]]]) -> None:
+        super().__init__([])
+        self.routes = [(marker.encode(), deque(replies)) for marker, replies in routes]
+        self.asked: list[str] = []  # the marker of each request, in arrival order
+        self._lock = threading.Lock()
+
+    def reply_for(self, raw: bytes) -> Reply:
+        text = json.loads(raw) if raw.startswith(b"{") else {}
+        # Why decoded: the body is JSON, where a marker's non-ASCII or quotes are escaped.
+        body = json.dumps(text, ensure_ascii=False).encode()
+        with self._lock:
+            for marker, replies in self.routes:
+                if marker in body or marker in raw:
+                    self.asked.append(marker.decode())
+                    if replies:
+                        return replies.popleft()
+                    break
+            self.unscripted += 1
+        return json_reply(500, {"error": {"message": "fake server: no reply scripted"}})
 
 
 # --------------------------------------------------------------------------- OpenAI

@@ -293,6 +293,39 @@ def test_check_bench_runs(tmp_path: Path) -> None:
     assert result["meets"]["docx_within_s"] in (True, False)
 
 
+def test_rewind_bench_runs(tmp_path: Path) -> None:
+    import shutil
+
+    result = run_bench("rewind.py", tmp_path / "rw.json", "--quick", "--tmp", str(tmp_path))
+    assert result["workspace"]["files"] == 300 and result["params"]["runs"] == 1
+    # Issue 22: the three homes each ran their calls, and every number has its peer beside it.
+    assert all(ms > 0 for ms in result["per_command_ms"]["steady"].values())
+    assert set(result["ls_ms"]) == {"none", "off", "on"}
+    assert result["baseline"]["bytes"] > 0 and result["storage"]["growth_bytes"] > 0
+    assert result["rewind"]["files"] == 40 and result["rewind"]["all_restored"] is True
+    if shutil.which("git"):  # the shadow-git peer
+        assert result["git"]["all_restored"] is True and result["git"]["snapshot_ms"] > 0
+    assert set(result["meets"]) == {"per_command", "ls", "growth", "baseline", "rewind"}
+
+
+def test_team_bench_runs(tmp_path: Path) -> None:
+    result = run_bench("team.py", tmp_path / "t.json", "--quick", "--tmp", str(tmp_path))
+    assert result["params"]["steps"] == 3 and result["params"]["runs"] == 1
+    # Issue 23: the team beside a plain run of the same steps, and where the difference goes.
+    over = result["overhead"]
+    assert over["team_ms"] > 0 and over["plain_ms"] > 0 and over["lead_call_ms"] > 0
+    assert over["per_step_ms"] == pytest.approx((over["team_ms"] - over["plain_ms"]) / 3)
+    assert all(over["parts_ms"][part] > 0 for part in ("scratch", "session", "merge"))
+    assert over["parts_ms"]["state_saves"] > 0 and result["runs"][0]["overhead"]["profile"]
+    assert over["what_if_tools_listed_once"]["team_ms"] > 0  # the fix sized before it is made
+    # Wall time per pool size, each against its ideal (0.2 s steps in the quick run).
+    assert set(result["wall"]) == {"1", "3"}
+    assert result["wall"]["1"]["ideal_s"] == pytest.approx(0.6)
+    assert result["wall"]["3"]["ideal_s"] == pytest.approx(0.2)
+    assert all(row["steps_span_s"] >= row["ideal_s"] for row in result["wall"].values())
+    assert set(result["meets"]) == {"per_step"}
+
+
 def test_md_to_pdf_bench_runs(tmp_path: Path) -> None:
     import shutil
 

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from workhearth.config import Config, load_config
 from workhearth.paths import HearthPaths
@@ -14,6 +14,7 @@ from workhearth.paths import HearthPaths
 if TYPE_CHECKING:
     from workhearth.check import Receipt
     from workhearth.memory.api import Memory
+    from workhearth.sessions.session import RewindRequest, Session
     from workhearth.sessions.store import SessionStore
     from workhearth.skills.library import SkillLibrary
     from workhearth.trust import FolderTrust
@@ -61,7 +62,13 @@ class Workhearth:
         # Why imported here: memory commands never need the session store (~25 ms).
         from workhearth.sessions.store import SessionStore
 
-        return SessionStore(self.config, self.workspace)
+        return SessionStore(self.config, self.workspace, rewinder=self._rewind)
+
+    def _rewind(self, session: Session, request: RewindRequest) -> dict[str, Any]:
+        """``session.rewind(…)`` (DESIGN §8): the plan as a dict, carried out unless a dry run."""
+        from workhearth.tasks.rewind import rewind_session
+
+        return rewind_session(self, session, request).as_dict()
 
     @cached_property
     def skills(self) -> SkillLibrary:

@@ -124,6 +124,19 @@ class RetentionConfig(_Table, frozen=True):
     audit_days: Days = 90
 
 
+class CheckpointsConfig(_Table, frozen=True, kw_only=True):
+    """``[checkpoints]``: what a rewind can put back (issue 22).
+
+    Files larger than ``max_file_mb`` are not kept (a rewind names them); authorized
+    folders holding more than ``max_total_mb`` get no checkpoints (said once, in the
+    run's files changed); content follows ``[retention] file_history_days``.
+    """
+
+    enabled: bool = True
+    max_file_mb: PositiveInt = 50
+    max_total_mb: PositiveInt = 4096
+
+
 @dataclass(frozen=True)
 class ModelSettings:
     """One model, resolved: a ``[models.NAME]`` table or an ``openai:NAME`` spec.
@@ -237,6 +250,7 @@ class Config:
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     models: ModelsConfig = ModelsConfig()
     retention: RetentionConfig = field(default_factory=RetentionConfig)
+    checkpoints: CheckpointsConfig = field(default_factory=CheckpointsConfig)
     mcp: McpConfig = McpConfig()
     bank: BankConfig = BankConfig()
     raw: Mapping[str, object] = field(default_factory=dict, repr=False)
@@ -248,6 +262,7 @@ class Config:
     # localhost; ``[team] key_file``: the team bank's encryption key (issue #13).
     allowed_hosts: tuple[str, ...] = ()
     team_key_file: Path | None = None
+    team_parallel: int = 3  # ``[team] parallel``: specialists at once in a team task
 
     @property
     def paths(self) -> HearthPaths:
@@ -334,6 +349,8 @@ class _ServerTable(_Table, frozen=True, kw_only=True):
 
 class _TeamTable(_Table, frozen=True, kw_only=True):
     key_file: PathText | None = None
+    # How many specialists of a team task work at once (issue 23).
+    parallel: Annotated[int, msgspec.Meta(ge=1, le=16, description="1 to 16")] = 3
 
 
 _T = TypeVar("_T", bound=_Table)
@@ -639,7 +656,8 @@ def load_config(
     home = Path(home).absolute() if home is not None else default_home(env)
     path = home / "config.toml"
     raw = _read_toml(path) if read_file else {}
-    team_key = _section(raw, "team", _TeamTable, path).key_file
+    team_table = _section(raw, "team", _TeamTable, path)
+    team_key = team_table.key_file
     return Config(
         home=home,
         fsync=_fsync(raw, env, path),
@@ -647,6 +665,7 @@ def load_config(
         memory=_section(raw, "memory", MemoryConfig, path),
         models=_models_config(raw, env, path),
         retention=_section(raw, "retention", RetentionConfig, path),
+        checkpoints=_section(raw, "checkpoints", CheckpointsConfig, path),
         mcp=_mcp_config(raw, path),
         bank=_bank_config(raw, env, path),
         language=_language(raw, env, path),
@@ -655,5 +674,6 @@ def load_config(
             h.strip().lower() for h in _section(raw, "server", _ServerTable, path).allowed_hosts
         ),
         team_key_file=_beside(path, team_key) if team_key is not None else None,
+        team_parallel=team_table.parallel,
         raw=raw,
     )

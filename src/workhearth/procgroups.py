@@ -1,6 +1,6 @@
 """Process groups that never outlive hearth: start times, boot ids, records on disk.
 
-Used for MCP servers (:mod:`workhearth.mcp.stdio`) and shell commands
+Used for MCP servers (:mod:`workhearth.mcp.client.stdio`) and shell commands
 (:mod:`workhearth.shell.runner`). Three ways a group ends:
 
 * hearth ends it: on exit, on a timeout, or when it is stopped (:meth:`ProcessGroups.end`,

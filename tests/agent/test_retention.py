@@ -166,6 +166,7 @@ def test_zero_days_keeps_everything(config: Config, tree: Tree, session: Session
         "file_history": 0,
         "tool_outputs": 0,
         "audit": 0,
+        "checkpoints": 0,
     }
     assert tree_digest(config.home) == before
 

@@ -19,7 +19,7 @@ from mcp import Client
 from tests.mcp.server_fixtures import add_skill
 from workhearth.app import Workhearth
 from workhearth.config import load_config
-from workhearth.mcp.server import build_server
+from workhearth.mcp.server.tools import build_server
 from workhearth.server.app import create_app
 from workhearth.server.security import load_or_create_token
 

@@ -29,10 +29,13 @@ from workhearth.api.models import ContextIn, DeletedOut, EntryListOut, EntryOut,
 from workhearth.api.session_models import (
     FilesChangedOut,
     LatestOut,
+    RewindPlanOut,
     SessionListOut,
     TaskOut,
     TaskStarted,
+    TeamOut,
     TranscriptOut,
+    TurnsOut,
 )
 from workhearth.api.skill_models import RenderOut, SkillDetailOut, SkillListOut, SkillOut
 from workhearth.api.workbench_models import (
@@ -63,6 +66,8 @@ REST: dict[tuple[str, str], Any] = {
     ("GET", "/v1/sessions/{session_id}/messages"): TranscriptOut,
     ("GET", "/v1/sessions/{session_id}/latest"): LatestOut,
     ("GET", "/v1/sessions/{session_id}/changes"): FilesChangedOut,
+    ("POST", "/v1/sessions/{session_id}/rewind"): RewindPlanOut,
+    ("GET", "/v1/sessions/{session_id}/turns"): TurnsOut,
     ("GET", "/v1/sessions/{session_id}/receipts"): list[ReceiptOut],
     ("POST", "/v1/check"): list[ReceiptOut],
     ("GET", "/v1/skills"): list[SkillOut],
@@ -79,6 +84,7 @@ REST: dict[tuple[str, str], Any] = {
     ("GET", "/v1/tasks/{session_id}"): TaskOut,
     ("POST", "/v1/tasks/{session_id}/resume"): TaskStarted,
     ("POST", "/v1/tasks/{session_id}/stop"): TaskOut,
+    ("GET", "/v1/tasks/{session_id}/team"): TeamOut,
     ("GET", "/v1/info"): InfoOut,
     ("POST", "/v1/logins"): LoginUrlOut,
 }
@@ -96,6 +102,8 @@ MCP: dict[str, type[BaseModel]] = {
     "session_list": SessionListOut,
     "session_read": TranscriptOut,
     "session_latest": LatestOut,
+    "session_rewind": RewindPlanOut,
+    "team_start": TaskStarted,
     "skill_list": SkillListOut,
     "skill_get": SkillDetailOut,
 }
@@ -111,6 +119,7 @@ SAME = [
     (("GET", "/v1/sessions"), "session_list"),
     (("GET", "/v1/sessions/{session_id}/messages"), "session_read"),
     (("GET", "/v1/sessions/{session_id}/latest"), "session_latest"),
+    (("POST", "/v1/sessions/{session_id}/rewind"), "session_rewind"),
     (("GET", "/v1/skills/{name}"), "skill_get"),
 ]
 
@@ -194,7 +203,7 @@ def _list_tools(server: Any, schema: str = "output_schema") -> dict[str, dict[st
 
 
 def _mcp_server(root: Path) -> Any:
-    from workhearth.mcp.server import build_server
+    from workhearth.mcp.server.tools import build_server
 
     (root / "workspace").mkdir()
     config = load_config({"HEARTH_HOME": str(root / "home")})
@@ -288,7 +297,7 @@ def test_every_mcp_tool_answers_its_api_shape(tools: dict[str, dict[str, Any] | 
 
 def test_every_team_mcp_tool_answers_its_api_shape() -> None:
     from workhearth.bank.server.store import PgBank
-    from workhearth.mcp.team import build_team_server
+    from workhearth.mcp.server.team import build_team_server
 
     # Why no bank: listing the tools never calls one (only a tool call would).
     tools = _list_tools(build_team_server(cast(PgBank, None)))

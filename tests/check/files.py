@@ -186,6 +186,43 @@ def xlsx_wide(path: Path, fit: bool) -> Path:
     return path
 
 
+def xlsx_chart(
+    path: Path,
+    rows: int,
+    anchor: str,
+    *,
+    print_area: str | None = None,
+    break_before: int | None = None,
+    fit_width: bool = False,
+) -> Path:
+    """A table (a header and ``rows`` rows, columns A-F) and a bar chart of its totals
+    (15 × 7.5 cm) at ``anchor``; ``break_before`` a manual page break above that row."""
+    from openpyxl import Workbook
+    from openpyxl.chart import BarChart, Reference
+    from openpyxl.worksheet.pagebreak import Break
+
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Sales"
+    ws.append(["Region", "Q1", "Q2", "Q3", "Q4", "Total"])
+    for n in range(rows):
+        ws.append([f"Region {n}", n, n + 1, n + 2, n + 3, 4 * n + 6])
+    chart = BarChart()
+    chart.title = "Totals"
+    chart.add_data(Reference(ws, min_col=6, min_row=1, max_row=rows + 1), titles_from_data=True)
+    chart.set_categories(Reference(ws, min_col=1, min_row=2, max_row=rows + 1))
+    ws.add_chart(chart, anchor)
+    if print_area:
+        ws.print_area = print_area
+    if break_before:
+        ws.row_breaks.append(Break(id=break_before - 1))
+    if fit_width:
+        ws.sheet_properties.pageSetUpPr.fitToPage = True
+        ws.page_setup.fitToWidth, ws.page_setup.fitToHeight = 1, 0
+    wb.save(path)
+    return path
+
+
 # --- Slides -------------------------------------------------------------------------
 
 

@@ -136,6 +136,26 @@ def test_a_file_renamed_to_another_office_format_fails(
     assert [k for k, _ in failing(receipt)] == ["opens"]
 
 
+@pytest.mark.parametrize("office_tools", [False, True])
+def test_question_marks_standing_in_for_text_in_an_office_file(
+    no_office: Tools, tmp_path: Path, office_tools: bool, request: pytest.FixtureRequest
+) -> None:
+    """Read from the file's own text (with or without LibreOffice), once: the round trip's
+    export draws that same text and is not read for it again."""
+    tools = request.getfixturevalue("office") if office_tools else no_office
+    path = F.docx(tmp_path / "q.docx", paragraphs=1, text="Name: ?? (was 张三)")
+    receipt = check_file(path, tools)
+    assert [(p.code, p.params) for p in receipt.problems if p.fails] == [
+        ("question_marks", {"text": "??"})
+    ]
+
+
+def test_a_folder_is_not_a_file(tmp_path: Path, no_office: Tools) -> None:
+    (tmp_path / "x.docx").mkdir()
+    with pytest.raises(UsageError, match=r"x\.docx: is a folder"):
+        check_file(tmp_path / "x.docx", no_office)
+
+
 # --- with LibreOffice: the round trip ---------------------------------------------
 
 
@@ -151,6 +171,18 @@ def test_a_good_office_file_round_trips_with_pages_and_thumbnails(
     assert all(Path(t).read_bytes().startswith(F.PNG_MAGIC) for t in receipt.thumbnails)
 
 
+def test_a_broken_package_stops_the_conversion_started_beside_it(
+    made: Callable[[str], Path], office: Tools, tmp_path: Path
+) -> None:
+    """LibreOffice starts before the package is checked; a broken package stops it: no
+    round trip reported, none left running, and the next file converts as before."""
+    broken = check_file(made("dangling.docx"), office, tmp_path / "thumbs")
+    assert failing(broken) == [("opens", "word/_rels/document.xml.rels")]
+    assert "round trip" not in broken.checked and broken.thumbnails == []
+    good = check_file(made("good.docx"), office, tmp_path / "thumbs")
+    assert good.ok and "round trip" in good.checked
+
+
 def test_the_wide_sheet_renders_to_many_pages_as_the_check_said(
     made: Callable[[str], Path], office: Tools
 ) -> None:
@@ -160,6 +192,25 @@ def test_the_wide_sheet_renders_to_many_pages_as_the_check_said(
     wide, fit = check_file(made("wide.xlsx"), office), check_file(made("fit.xlsx"), office)
     assert failing(wide) == [("layout", "Wide")] and wide.pages is not None and wide.pages > 1
     assert fit.ok and fit.pages is not None and fit.pages < wide.pages
+
+
+@pytest.mark.parametrize(("rows", "anchor"), [(10, "N2"), (44, "A48")])
+def test_a_chart_the_check_says_prints_apart_does_so_in_libreoffice(
+    office: Tools, tmp_path: Path, rows: int, anchor: str
+) -> None:
+    """LibreOffice's export agrees: the page the receipt names holds the chart's axis
+    labels and none of the table's rows."""
+    from pypdf import PdfReader
+
+    from workhearth.check.render import to_pdf, work_dir
+
+    path = F.xlsx_chart(tmp_path / "c.xlsx", rows, anchor)
+    receipt = check_file(path, office)
+    (problem,) = [p for p in receipt.problems if p.fails]
+    assert (problem.code, problem.params["page"]) == ("chart_apart", 2)
+    with work_dir(office, "test-") as tmp:
+        pages = [p.extract_text() for p in PdfReader(to_pdf(office, path, tmp)).pages]
+    assert "Q1" in pages[0] and "Q1" not in pages[1] and "Region 1" in pages[1]
 
 
 def test_the_library_call_reads_paths_from_the_workspace(

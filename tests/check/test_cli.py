@@ -94,17 +94,44 @@ def test_the_terminal_shows_a_verdict_and_the_problems(
     hearth: Hearth, made: Callable[[str], Path], tmp_path: Path
 ) -> None:
     names = put(hearth, made, "div0.xlsx")
-    result = hearth.run("check", *names, env=no_office_env(tmp_path))
+    # Why COLUMNS empty: into a pipe nothing is wrapped (xdist's workers set COLUMNS=80).
+    result = hearth.run("check", *names, env={**no_office_env(tmp_path), "COLUMNS": ""})
     assert result.code == 1
     lines = result.out.splitlines()
-    assert lines[0] == (
-        f"{hearth.workspace / 'div0.xlsx'}: FAILS: shows #DIV/0! (Sales!B2);"
-        " not checked here: round trip"
-    )
+    assert lines[0] == f"{hearth.workspace / 'div0.xlsx'}: FAILS: 1 problem; 1 check not run here"
     assert "  formula: Sales!B2: shows #DIV/0!" in lines
     assert any(
         line.startswith("  skipped: round trip: LibreOffice is not installed") for line in lines
     )
+
+
+def test_at_80_columns_whole_words_each_problem_once_and_page_counts(
+    hearth: Hearth, made: Callable[[str], Path], needs_office: None
+) -> None:
+    """A terminal 80 columns wide: lines break at spaces (continuations indented), the head
+    line counts the problems instead of repeating the first, "1 page" but "2 pages"."""
+    from rich.cells import cell_len
+
+    F.docx_pages(hearth.workspace / "two.docx", 2)
+    names = [*put(hearth, made, "wide.xlsx", "good.docx"), "two.docx"]
+    result = hearth.run("check", *names, env={"COLUMNS": "80"})
+    assert result.code == 1 and "Traceback" not in result.err
+    lines = result.out.splitlines()
+    for line in lines:
+        # Why the exception: a path longer than the line has no space to break at.
+        assert cell_len(line) <= 80 or " " not in line.strip(), line
+    assert all(line.startswith("    ") for line in lines if not line.startswith(("/", "  ")))
+    said = " ".join(line.strip() for line in lines)
+    message = (
+        "layout: Wide: is 116.7 cm wide, the printable width is 17.2 cm: it prints 7 pages"
+        " across (set it to fit the page width, or landscape)"
+    )
+    assert message in said and said.count("116.7 cm wide") == 1
+    ws = hearth.workspace
+    assert f"{ws / 'wide.xlsx'}: FAILS: 1 problem · 10 pages" in said
+    assert f"{ws / 'good.docx'}: ok · 1 page " in said
+    assert f"{ws / 'two.docx'}: ok · 2 pages " in said
+    assert "1 pages" not in said
 
 
 def test_formula_errors_in_json(
@@ -143,6 +170,7 @@ def test_without_libreoffice_the_round_trip_is_skipped_not_failed(
     [
         (["notes.txt"], "notes.txt: hearth check reads .docx, .xlsx, .pptx and .pdf files"),
         (["gone.docx"], "gone.docx: no such file"),
+        (["folder.docx"], "folder.docx: is a folder, not a file"),
         (["good.pdf", "gone.xlsx"], "gone.xlsx: no such file"),
         ([], "Missing argument"),
     ],
@@ -152,6 +180,7 @@ def test_bad_input_is_one_line_on_stderr(
 ) -> None:
     put(hearth, made, "good.pdf")
     (hearth.workspace / "notes.txt").write_text("hi")
+    (hearth.workspace / "folder.docx").mkdir(exist_ok=True)
     result = hearth.run("check", *args)
     assert result.code != 0
     (line,) = result.err_lines

@@ -75,3 +75,32 @@ def test_libreoffice_gets_none_of_the_users_environment(
     env = _soffice_env("/usr/bin/soffice", tmp_path)
     assert set(env) == {"PATH", "HOME", "LANG", "SAL_USE_VCLPLUGIN"}
     assert env["HOME"] == str(tmp_path) and "sk-secret" not in str(env)
+
+
+def test_the_benches_run_the_checks_own_libreoffice_command(tmp_path: Path) -> None:
+    """One definition of LibreOffice's command line: the benches compare hearth check with
+    the very conversion it runs, not with a copy that could drift from it."""
+    from workhearth.check.render import soffice_command
+
+    command = soffice_command("/usr/bin/soffice", tmp_path / "p", tmp_path / "a.docx", tmp_path)
+    assert command[0] == "/usr/bin/soffice" and command[-1] == str(tmp_path / "a.docx")
+    assert f"-env:UserInstallation={(tmp_path / 'p').as_uri()}" in command
+    bench = Path(__file__).resolve().parents[2] / "bench"
+    for script in ("check.py", "md_to_pdf.py"):
+        text = (bench / script).read_text("utf-8")
+        assert "soffice_command(" in text and '"--convert-to"' not in text, script
+
+
+def test_a_conversion_stopped_early_leaves_no_libreoffice_and_frees_the_profile(
+    made: Callable[[str], Path], office: Tools, tmp_path: Path
+) -> None:
+    """Leaving a started conversion unread (a broken file, an exception) stops LibreOffice;
+    the next conversion on the same profile is not blocked."""
+    from workhearth.check.render import Conversion
+
+    (tmp_path / "a").mkdir()
+    with Conversion(office, made("good.docx"), tmp_path / "a") as started:
+        assert started.proc is not None
+    assert started.proc.returncode is not None
+    pdf = to_pdf(office, made("good.docx"), tmp_path)
+    assert pdf.read_bytes().startswith(b"%PDF")

@@ -97,3 +97,62 @@ def test_fit_to_page_with_the_width_unset_means_one_page_wide(tmp_path: Path) ->
     wb.active.page_setup.fitToWidth = None
     wb.save(path)
     assert sheet_facts(path).problems == []
+
+
+# --- charts that print apart from their table (verified against LibreOffice's export) ---
+
+
+def _codes(path: Path) -> list[tuple[str, str, dict[str, str | int]]]:
+    return [(p.code, p.where, p.params) for p in sheet_facts(path).problems]
+
+
+@pytest.mark.parametrize(
+    ("rows", "anchor", "page"),
+    [
+        (10, "N2", 2),  # to the right, past the page's width: page 2 holds only the chart
+        (44, "A48", 2),  # under a table that fills page 1: the chart starts page 2
+    ],
+)
+def test_a_chart_on_a_page_without_its_table_is_a_layout_problem(
+    tmp_path: Path, rows: int, anchor: str, page: int
+) -> None:
+    path = F.xlsx_chart(tmp_path / "c.xlsx", rows, anchor)
+    assert _codes(path) == [("chart_apart", "Sales", {"chart": "Chart 1", "page": page})]
+    (problem,) = sheet_facts(path).problems
+    assert problem.kind == "layout" and f"prints on page {page}" in problem.message
+
+
+@pytest.mark.parametrize("anchor", ["A14", "H2"])
+def test_a_chart_under_or_beside_a_short_table_starts_on_its_page(
+    tmp_path: Path, anchor: str
+) -> None:
+    assert _codes(F.xlsx_chart(tmp_path / "c.xlsx", 10, anchor)) == []
+
+
+def test_fit_to_width_brings_the_chart_back_to_the_table(tmp_path: Path) -> None:
+    assert _codes(F.xlsx_chart(tmp_path / "c.xlsx", 10, "N2", fit_width=True)) == []
+
+
+def test_a_manual_break_before_the_chart_is_the_authors_choice(tmp_path: Path) -> None:
+    """What the xlsx skill does for a chart that would straddle two pages."""
+    path = F.xlsx_chart(tmp_path / "c.xlsx", 40, "A43", break_before=43)
+    assert _codes(path) == []
+
+
+def test_a_chart_outside_the_print_area_does_not_print(tmp_path: Path) -> None:
+    path = F.xlsx_chart(tmp_path / "c.xlsx", 10, "H2", print_area="A1:F11")
+    assert _codes(path) == [("chart_unprinted", "Sales", {"chart": "Chart 1", "area": "A1:F11"})]
+
+
+def test_a_chart_inside_the_print_area_prints(tmp_path: Path) -> None:
+    assert _codes(F.xlsx_chart(tmp_path / "c.xlsx", 10, "A14", print_area="A1:J30")) == []
+
+
+def test_a_chart_far_down_the_sheet_is_apart_and_found_quickly(tmp_path: Path) -> None:
+    import time
+
+    path = F.xlsx_chart(tmp_path / "c.xlsx", 10, "A900000")
+    started = time.perf_counter()
+    ((code, _, params),) = _codes(path)
+    assert code == "chart_apart" and int(params["page"]) > 1
+    assert time.perf_counter() - started < 2

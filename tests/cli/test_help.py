@@ -8,7 +8,7 @@ from typing import Any
 
 import typer.main
 
-from workhearth.cli.main import app
+from workhearth.main import app
 
 _PYTHONIC = re.compile(r"<(?:str|int|float|bool|list\[\w+\]|Path)>|\{[A-Z_]+\}")
 

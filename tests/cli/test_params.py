@@ -14,7 +14,7 @@ from workhearth.cli.params import _plain_value
 
 _PROBE = """
 import sys
-from workhearth.cli.main import run
+from workhearth.main import run
 code = run(sys.argv[1:])
 print("pydantic" in sys.modules, code)
 """

@@ -12,8 +12,8 @@ import pytest
 import typer.core
 import typer.main
 
-from workhearth.cli.main import app
 from workhearth.cli.params import PlainArgument, PlainOption, is_plain, make_plain
+from workhearth.main import app
 
 CLI = Path(__file__).resolve().parents[2] / "src" / "workhearth" / "cli"
 RAW_VALUES: list[Any] = [

@@ -24,7 +24,7 @@ from workhearth.config import load_config
 from workhearth.sessions.store import SessionStore
 
 _SCRIPT = shutil.which("hearth", path=Path(sys.executable).parent)
-HEARTH_CMD = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "workhearth.cli.main"]
+HEARTH_CMD = [_SCRIPT] if _SCRIPT else [sys.executable, "-m", "workhearth"]
 # Why: a model or key in the developer's shell must not leak into what we test.
 _SCRUBBED_PREFIXES = ("OPENAI_", "ANTHROPIC_", "HEARTH_")
 _mtimes = itertools.count(1)

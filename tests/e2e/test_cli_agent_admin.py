@@ -22,7 +22,7 @@ def hearth(tmp_path: Path, *args: str, **extra: str) -> subprocess.CompletedProc
     }
     env.update(HEARTH_HOME=str(tmp_path / "home"), **extra)
     return subprocess.run(
-        [sys.executable, "-m", "workhearth.cli.main", *args],
+        [sys.executable, "-m", "workhearth", *args],
         cwd=ws,
         env=env,
         capture_output=True,

@@ -36,7 +36,7 @@ def run_interactive(
         HEARTH_MODEL="openai:qwen-plus",
     )
     return subprocess.run(
-        [sys.executable, "-m", "workhearth.cli.main"],
+        [sys.executable, "-m", "workhearth"],
         input="".join(line + "\n" for line in lines),
         cwd=ws,
         env=env,

@@ -43,7 +43,7 @@ def test_a_broken_file_is_caught_then_a_good_one_passes(hearth: Hearth, agent_fo
     seen = tool_results(API, agent.fake.bodies[-1])
     bad, good = seen["call_bad"][0], seen["call_good"][0]
     assert "[hearth check] report.docx: FAILS: not a valid Office file" in bad
-    assert "[hearth check] report.docx: ok" in good and "1 pages" in good
+    assert "[hearth check] report.docx: ok · 1 page" in good
 
     (session_id,) = agent.session_ids()
     folder = hearth.session_dir(session_id) / "receipts"
@@ -57,7 +57,7 @@ def test_a_broken_file_is_caught_then_a_good_one_passes(hearth: Hearth, agent_fo
     assert shown["status"] == "done", shown
     # The terminal: one line per produced file (its latest receipt), and its thumbnails.
     lines = result.err.splitlines()
-    assert "checked report.docx: ok · 1 pages" in lines, result.err
+    assert "checked report.docx: ok · 1 page" in lines, result.err
     (thumb_line,) = [line for line in lines if line.startswith("  thumbnails: ")]
     assert thumb_line.split()[1] == str(folder / thumbs[0])
 

@@ -115,7 +115,7 @@ def test_a_quest_runs_skill_scripts_with_hearths_own_interpreter_under_tmp(
 ) -> None:
     folder = user_skill(hearth_in_tmp)
     python = str(venv_in_tmp / "bin" / "python")
-    hearth_cmd = [python, "-m", "workhearth.cli.main"]
+    hearth_cmd = [python, "-m", "workhearth"]
     result, texts = quest(hearth_in_tmp, python, folder, hearth_cmd)
     # The activation header names this interpreter: it is hearth's own.
     assert f"{python} " in texts["call_a"][0] or shlex.quote(python) in texts["call_a"][0]

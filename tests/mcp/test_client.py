@@ -14,8 +14,8 @@ import pytest
 from tests.e2e.test_trust_mcp_orphans import alive, marker, wait_until
 from workhearth.config import McpServerConfig, load_config
 from workhearth.errors import ConfigError
-from workhearth.mcp.client import McpError, MCPServers, configured_servers, read_mcp_json
-from workhearth.mcp.tools import Catalog, agent_tools, build_tools, exposed_name
+from workhearth.mcp.client.servers import McpError, MCPServers, configured_servers, read_mcp_json
+from workhearth.mcp.client.tools import Catalog, agent_tools, build_tools, exposed_name
 from workhearth.procgroups import ProcessGroups, start_time
 from workhearth.trust import TrustStore, file_digest, item_hash
 

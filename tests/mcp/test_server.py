@@ -12,7 +12,7 @@ from mcp import Client
 from tests.mcp.server_fixtures import add_skill, error_text, run
 from workhearth.app import Workhearth
 from workhearth.config import load_config
-from workhearth.mcp.server import build_server
+from workhearth.mcp.server.tools import build_server
 
 TOOLS = {
     "memory_save",
@@ -22,6 +22,8 @@ TOOLS = {
     "session_list",
     "session_read",
     "session_latest",
+    "session_rewind",
+    "team_start",
     "skill_list",
     "skill_get",
 }
@@ -69,7 +71,12 @@ def test_tools_have_schemas_annotations_and_output_schemas(home: Path, workspace
             assert tools["memory_delete"].annotations.read_only_hint is False
             assert tools["memory_save"].annotations.read_only_hint is False
             assert tools["memory_save"].annotations.destructive_hint is False
-            for name in TOOLS - {"memory_save", "memory_delete"}:
+            rewind = tools["session_rewind"]
+            assert rewind.annotations.destructive_hint is True
+            assert rewind.annotations.read_only_hint is False
+            assert rewind.input_schema["required"] == ["id", "to"]
+            assert tools["team_start"].input_schema["required"] == ["task"]
+            for name in TOOLS - {"memory_save", "memory_delete", "session_rewind", "team_start"}:
                 assert tools[name].annotations.read_only_hint is True, name
 
     run(go)

@@ -81,7 +81,9 @@ def test_a_key_wrapped_in_base64_is_found() -> None:
 
 def test_start_up_does_not_load_the_detector() -> None:
     code = (
-        "import sys, workhearth.cli.main, workhearth.agent.audit, workhearth.memory.bank;"
+        "import contextlib, io, sys, workhearth.agent.audit, workhearth.memory.bank\n"
+        "from workhearth.main import run\n"
+        "with contextlib.redirect_stdout(io.StringIO()): run(['--help'])\n"
         "print('detect_secrets' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

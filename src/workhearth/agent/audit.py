@@ -88,9 +88,14 @@ class AuditRecord:
     outcome: str = "ok"
     summary: str = ""
     call_id: str | None = None
+    # Why (issue 22): what a command may have done that a rewind cannot undo (agent/reach.py).
+    reach: list[str] | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if self.reach is None:
+            del out["reach"]
+        return out
 
 
 def secret_key(key: str) -> bool:
@@ -154,6 +159,7 @@ class AuditLog:
         outcome: Outcome = "ok",
         summary: str = "",
         call_id: str | None = None,
+        reach: list[str] | None = None,
     ) -> AuditRecord:
         """Write one line (one ``write()``, then fsync) and return what was written."""
         if decision not in DECISIONS:
@@ -169,6 +175,7 @@ class AuditLog:
             outcome=outcome,
             summary=_safe(summary, SUMMARY_LIMIT),
             call_id=call_id,
+            reach=[_safe(r, STRING_LIMIT) for r in reach] if reach else None,
         )
         line = orjson.dumps(rec.as_dict()) + b"\n"
         if not self.path.parent.is_dir():

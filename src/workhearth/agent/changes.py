@@ -9,9 +9,9 @@ One walk per call: the walk after a call is the walk before the next one, and
 the first is taken lazily, before the first such call. Read-only calls and calls
 that never ran (denied, not asked) are not walked.
 
-A walk keeps ``{path: (kind, size, mtime_ns, inode)}``; comparing two gives the
-files created, modified (size, time or inode differ; an atomic rewrite is a new
-inode) and deleted. A folder is listed as such only when it appears or vanishes
+A walk keeps ``{path: (kind, size, mtime_ns, inode, mode)}``; comparing two gives the
+files created, modified (size, time, inode or permission bits differ; an atomic
+rewrite is a new inode) and deleted. A folder is listed as such only when it appears or vanishes
 empty, or with more than :data:`COLLAPSE` entries (then as one line with their
 count); otherwise its files are listed. Folders are never "modified": their time
 changes with every entry added or removed, which the entries already say.
@@ -26,15 +26,19 @@ with the next call: a walk is a picture, not a witness.
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, get_args
 
+from workhearth.agent.checkpoints import CallRecord, Capture, current_turn, write_record
 from workhearth.agent.openat import Root
 from workhearth.agent.safefs import SafeFS
 from workhearth.errors import HearthError
 from workhearth.sessions.backend import SessionBackend
+from workhearth.sessions.session import Session
 
 if TYPE_CHECKING:
     from workhearth.agent.tools.context import ToolContext
@@ -51,7 +55,7 @@ MAX_RECORDED = 500
 COLLAPSE = 20
 TOO_MANY = "too many files in the authorized folders to track what changed (over {limit:,})"
 
-Stat = tuple[str, int, int, int]  # kind, size, mtime_ns, inode
+Stat = tuple[str, int, int, int, int]  # kind, size, mtime_ns, inode, permission bits
 Listing = dict[str, Stat]  # path as the model sees it -> its stat
 R = TypeVar("R")
 
@@ -112,7 +116,7 @@ def take_listing(fs: SafeFS, limit: int = MAX_ENTRIES) -> Listing:
                 key = prefix + e.rel
                 if prefix and key.startswith(workspace):
                     key = key[len(workspace) :]
-                listing[key] = (e.kind, e.size, e.mtime_ns, e.inode)
+                listing[key] = (e.kind, e.size, e.mtime_ns, e.inode, e.mode)
                 if len(listing) > limit:
                     raise _TooMany
         except (OSError, HearthError):
@@ -187,12 +191,20 @@ def record(
 
 
 # ------------------------------------------------------------------ the detector
+def _turn_of(session: SessionBackend) -> int | None:
+    return current_turn(session) if isinstance(session, Session) else None
+
+
 class ChangeDetector:
     """Walks the authorized folders of ``fs`` around each call with side effects."""
 
-    def __init__(self, fs: SafeFS, *, limit: int = MAX_ENTRIES) -> None:
+    def __init__(
+        self, fs: SafeFS, *, limit: int = MAX_ENTRIES, capture: Capture | None = None
+    ) -> None:
         self.fs = fs
         self.limit = limit
+        # Why (issue 22): the walks also keep the bytes a rewind needs (agent/checkpoints.py).
+        self.capture = capture
         self.untracked: str | None = None  # why tracking stopped, once it has
         self.walks = 0
         self._last: Listing | None = None
@@ -201,10 +213,28 @@ class ChangeDetector:
 
     @classmethod
     def for_context(cls, ctx: ToolContext) -> ChangeDetector:
-        """Track what ``ctx``'s tool calls change on disk (the one line a run's setup adds)."""
-        detector = cls(ctx.fs)
+        """Track what ``ctx``'s tool calls change on disk (the one line a run's setup adds),
+        with checkpoints for rewind when the session is a local one and they are on."""
+        capture = None
+        session = ctx.session
+        settings = session.config.checkpoints if isinstance(session, Session) else None
+        if isinstance(session, Session) and settings is not None and settings.enabled:
+            capture = Capture.for_session(
+                session,
+                ctx.fs,
+                max_bytes=settings.max_file_mb * 2**20,
+                max_total=settings.max_total_mb * 2**20,
+            )
+        detector = cls(ctx.fs, capture=capture)
         ctx.changes = detector
         return detector
+
+    def close(self) -> None:
+        """Keep the checkpoint index for the next run (the end of a run calls this)."""
+        with self._lock:
+            if self.capture is not None:
+                with contextlib.suppress(Exception):
+                    self.capture.save_index(force=True)
 
     def around(
         self, call: Callable[[], R], *, tool: str, call_id: str, session: SessionBackend
@@ -213,7 +243,7 @@ class ChangeDetector:
 
         An interrupted call (``KeyboardInterrupt``) is still walked and recorded.
         """
-        self._prepare()
+        self._prepare(session)
         try:
             out = call()
         except BaseException:
@@ -233,10 +263,44 @@ class ChangeDetector:
             self.untracked = f"the authorized folders could not be walked ({type(exc).__name__})"
             return None
 
-    def _prepare(self) -> None:
+    def _prepare(self, session: SessionBackend) -> None:
         with self._lock:
-            if self._last is None and self.untracked is None:
+            if self.untracked is not None:
+                return
+            capture = self.capture
+            turn = _turn_of(session) if capture is not None else None
+            if self._last is None:
                 self._last = self._walk()
+                if capture is not None and self._last is not None:
+                    self._checkpoint(lambda: capture.start(self._last or {}), session)
+            elif capture is not None and turn != capture.turn:
+                # Why: what changed between turns was not this task's doing.
+                listing = self._walk()
+                if listing is not None:
+                    self._last = listing
+                    self._checkpoint(lambda: capture.resync(listing), session)
+            if self.capture is not None:
+                self.capture.turn = turn
+
+    def _checkpoint(
+        self, step: Callable[[], None], session: SessionBackend, call: tuple[str, str] = ("", "")
+    ) -> None:
+        """Run a capture step; a failure ends checkpoints for the run, said once (in the
+        files changed, and in the turn's manifest, so a rewind refuses to pretend)."""
+        capture = self.capture
+        try:
+            step()
+        except Exception as exc:
+            self.capture = None
+            why = str(exc) if isinstance(exc, HearthError) else None
+            why = why or getattr(exc, "strerror", None) or type(exc).__name__
+            record(session, [], f"no checkpoints for rewind in this run: {why}")
+            turn = _turn_of(session)
+            if capture is not None and turn is not None:
+                tool, call_id = call
+                stop = CallRecord(turn, call_id or "-", tool or "-", time.time(), (), why)
+                with contextlib.suppress(Exception):
+                    write_record(capture.session, stop)
 
     def _finish(self, tool: str, call_id: str, session: SessionBackend) -> list[Change]:
         with self._lock:
@@ -244,6 +308,13 @@ class ChangeDetector:
             found = []
             if self._last is not None and after is not None:
                 found = [Change(p, k, tool, call_id, n) for p, k, n in diff(self._last, after)]
+                capture = self.capture
+                if capture is not None:
+                    self._checkpoint(
+                        lambda: capture.after_call(after, tool, call_id),
+                        session,
+                        (tool, call_id),
+                    )
             self._last = after
             note = None
             if self.untracked is not None and not self._reported:

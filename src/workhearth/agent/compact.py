@@ -133,3 +133,9 @@ class Compactor:
         )
         text = message_text(reply).strip()
         return text or "(earlier conversation omitted)"
+
+
+def summarise(model: StreamingChatModel, messages: list[Message]) -> str:
+    """``messages`` summed up by ``model`` the way a compaction does (a rewind's
+    ``--summarize`` keeps such a summary of the turns it undoes)."""
+    return Compactor()._summarise(model, messages, model.context_window)

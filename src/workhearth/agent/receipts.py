@@ -77,8 +77,7 @@ class OfficeChecker:
                 self._keep(ctx, receipt, shown)
         except (HearthError, OSError) as exc:
             return f"{shown}: could not be checked ({exc})"
-        pages = f" · {receipt.pages} pages" if receipt.pages else ""
-        return f"{shown}: {receipt.verdict()}{pages}"
+        return f"{shown}: {receipt.summary()}"
 
     def _keep(self, ctx: ToolContext, receipt: Receipt, shown: str) -> None:
         """The receipt and its thumbnails into the session (thumbnails named by sha256)."""
@@ -110,20 +109,47 @@ def kept_receipts(session: Session) -> list[dict[str, Any]]:
 def failing_products(session: Session, workspace: Path) -> list[dict[str, Any]]:
     """The produced files that are still there, unchanged since a receipt failed them:
     what makes a task end ``failed``. A file rewritten since (its latest receipt) or
-    deleted since does not count against the task."""
-    from workhearth.check import sha256_of
+    deleted since does not count against the task.
+
+    Each file is read through the tools' confined reads (the session's authorized
+    folders, hearth's home refused), never by a plain open: a file swapped since for a
+    link out of those folders is not read, and counts as failing, saying so."""
+    from workhearth.agent.safefs import PathDenied, SafeFS
+    from workhearth.agent.workspace import Workspaces
+    from workhearth.check.checker import sha256_stream
 
     latest: dict[str, dict[str, Any]] = {}
     for receipt in kept_receipts(session):
         latest[receipt["path"]] = receipt
+    pending = {shown: r for shown, r in latest.items() if not r.get("ok")}
+    if not pending:
+        return []
+    workspaces = Workspaces(session.config.paths, workspace)
+    roots = workspaces.roots()
+    if not roots:
+        return []  # the workspace is gone, and the files with it
+    fs = SafeFS(roots, protected=workspaces.protected())
     failing = []
-    for shown, receipt in latest.items():
-        if receipt.get("ok"):
-            continue
-        path = Path(shown) if Path(shown).is_absolute() else workspace / shown
+    for shown, receipt in pending.items():
         try:
-            if sha256_of(path) == receipt.get("sha256"):
-                failing.append(receipt)
-        except OSError:
-            continue  # gone since: nothing the user will open
+            with fs.open_read(shown) as fh:
+                digest = sha256_stream(fh)
+        except PathDenied:
+            failing.append({**receipt, "problems": [_LINKED_OUT]})
+            continue
+        except (HearthError, OSError):
+            continue  # gone since (or a folder now): nothing the user will open
+        if digest == receipt.get("sha256"):
+            failing.append(receipt)
     return failing
+
+
+# Why a problem of its own: the file the user will open is now something hearth may not
+# read; its old receipt no longer speaks for it, and the task cannot say it is done.
+_LINKED_OUT: dict[str, Any] = {
+    "kind": "opens",
+    "where": "",
+    "message": "is now a link out of the authorized folders; hearth did not read it",
+    "code": "linked_out",
+    "params": {},
+}

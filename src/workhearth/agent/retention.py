@@ -6,6 +6,8 @@ forever); :func:`sweep` removes what is older:
 * trash items deleted before the cutoff (by their manifest's time);
 * file-history versions and saved tool outputs whose file was last written
   before the cutoff, in every session of every workspace;
+* checkpoint contents (``checkpoints-store/``) not written or used since the file
+  history's cutoff (a run touches the contents its baseline still uses);
 * ``audit.jsonl`` lines whose time is before the cutoff (a line that cannot be
   read is kept: it may be evidence).
 
@@ -31,6 +33,7 @@ from pathlib import Path
 import orjson
 
 from workhearth.agent.audit import audit_lock
+from workhearth.agent.checkpoints import STORE as CHECKPOINTS_STORE
 from workhearth.agent.history import FOLDER as FILE_HISTORY
 from workhearth.agent.history import MANIFEST
 from workhearth.config import RetentionConfig
@@ -52,6 +55,7 @@ class SweepReport:
     file_history: int = 0
     tool_outputs: int = 0
     audit: int = 0
+    checkpoints: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -79,6 +83,9 @@ def sweep(paths: HearthPaths, retention: RetentionConfig, now: float | None = No
                     report.file_history += prune_file_history(folder / FILE_HISTORY, history_cut)
                 if outputs_cut is not None:
                     report.tool_outputs += prune_tool_outputs(folder / TOOL_OUTPUTS, outputs_cut)
+    if history_cut is not None and paths.projects.is_dir():
+        for store in paths.projects.glob(f"*/{CHECKPOINTS_STORE}"):
+            report.checkpoints += prune_checkpoints(store, history_cut)
     audit_cut = _cutoff(retention.audit_days, now)
     if audit_cut is not None:
         report.audit = prune_audit(paths.audit_log, audit_cut)
@@ -149,6 +156,17 @@ def _older(path: Path, cutoff: float) -> bool:
     except FileNotFoundError:
         return False
     return st.st_mtime < cutoff
+
+
+def prune_checkpoints(store: Path, cutoff: float) -> int:
+    """Delete checkpoint contents last written or used before ``cutoff``; how many."""
+    removed = 0
+    for path in store.glob("objects/*/*"):
+        if _older(path, cutoff):
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                removed += 1
+    return removed
 
 
 def prune_tool_outputs(folder: Path, cutoff: float) -> int:

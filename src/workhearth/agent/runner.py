@@ -121,6 +121,11 @@ class RunOptions:
     extra_tools: Callable[[], Sequence[Tool]] | None = None  # called once per agent built
     # Called with the agent once it is built (the task service keeps its stop handle).
     on_agent: Callable[[Agent], None] | None = None
+    # A team specialist (issue 23): its role's instructions after the system prompt, the
+    # only tools it may call (None: every tool the mode allows), the tier it starts on.
+    role_prompt: str | None = None
+    only_tools: Sequence[str] | None = None
+    tier: str | None = None
 
 
 def _tier(value: str | None) -> Tier:
@@ -241,7 +246,7 @@ def build_agent(
     models = wh.config.models
     pinned = session_model(wh, session, opts)
     check_model(wh, pinned)
-    router = Router.from_config(models, pinned=pinned, tier=_tier(state.tier))
+    router = Router.from_config(models, pinned=pinned, tier=_tier(opts.tier or state.tier))
     workspaces = Workspaces(wh.paths, current=wh.workspace)
     policy = Policy.from_config(wh.config.raw, str(wh.config.paths.config_file))
     roots = workspaces.roots()
@@ -281,11 +286,15 @@ def build_agent(
     # Why (issue #21): the office files a call produced are checked before the model hears back.
     ctx.office = OfficeChecker(Tools.find(wh.paths.office_profile))
     registry = _registry(opts)
+    if opts.only_tools is not None:
+        registry = registry.only(opts.only_tools)
     assert ctx.gate is not None
     tools = _StopWhenUnasked(registry.bind(ctx), ctx.gate)
     # Why: a resumed session keeps the prompt it started with unless the mode changed.
     system = state.system if state.mode == mode else None
     system = system or system_prompt(wh, fs, mode, task)
+    if opts.role_prompt and opts.role_prompt not in system:
+        system = f"{system}\n\n# Your role\n{opts.role_prompt}\n"
     agent = Agent(
         session=session,
         model=router,
@@ -477,6 +486,9 @@ def resume(
             )
         finally:
             agent.model.close()
+            tools = agent.tools
+            if isinstance(tools, _StopWhenUnasked) and tools.ctx.changes is not None:
+                tools.ctx.changes.close()  # Why: the checkpoint index for the next run
 
 
 def housekeeping(wh: Workhearth, opts: RunOptions) -> None:

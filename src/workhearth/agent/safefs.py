@@ -55,7 +55,7 @@ from typing import BinaryIO
 from workhearth.agent import openat as fdw
 from workhearth.agent.fences import Fences
 from workhearth.agent.openat import MAX_LINKS, PathDenied, Root
-from workhearth.errors import NotFoundError, UsageError
+from workhearth.errors import HearthError, NotFoundError, UsageError
 from workhearth.trash import Trash, TrashItem
 
 __all__ = ["FileInfo", "PathDenied", "Root", "SafeFS", "WalkEntry", "glob_regex"]
@@ -84,6 +84,8 @@ class WalkEntry:
     # Why: the change detector (agent/changes.py) tells a rewrite from an untouched file.
     mtime_ns: int = 0
     inode: int = 0
+    # Why: a rewind puts permission bits back too (issue 22); a chmod is a change.
+    mode: int = 0
 
 
 class SafeFS(fdw.Confinement):
@@ -206,6 +208,99 @@ class SafeFS(fdw.Confinement):
             path, text.encode("utf-8"), before_replace=before_replace, make_parents=make_parents
         )
 
+    def put_file(self, path: str | Path, data: bytes, mode: int) -> None:
+        """Make ``path`` a file holding ``data`` with permission bits ``mode``, atomically.
+
+        Unlike :meth:`write_bytes`, a link at ``path`` is replaced, never written
+        through (a rewind puts back what was there, issue 22).
+        """
+        pfd, name, _root, _parts = self._resolve(
+            path, follow_last=False, make_parents=True, access="write"
+        )
+        try:
+            if name is None:
+                raise UsageError(f"{path} is a folder")
+            fdw.replace_at(pfd, name, data, mode)
+        finally:
+            os.close(pfd)
+
+    def stage_file(self, path: str | Path, data: bytes, mode: int, tmp: str) -> None:
+        """Write ``data`` as ``tmp`` beside ``path`` (its folders made), not yet in place and
+        not yet durable: many files staged, one :func:`~workhearth.fsutil.syncfs`, then
+        :meth:`commit_file` each (a rewind of a thousand files, issue 22)."""
+        pfd, name, _root, _parts = self._resolve(
+            path, follow_last=False, make_parents=True, access="write"
+        )
+        try:
+            if name is None:
+                raise UsageError(f"{path} is a folder")
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp, dir_fd=pfd)  # Why: left by an interrupted run of the same step
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = fdw.openat(pfd, tmp, flags, 0o600)
+            try:
+                os.fchmod(fd, mode)
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view) :]
+            finally:
+                os.close(fd)
+        finally:
+            os.close(pfd)
+
+    def commit_file(self, path: str | Path, tmp: str) -> bool:
+        """Rename the staged ``tmp`` over ``path``; False when nothing was staged."""
+        pfd, name, _root, _parts = self._resolve(path, follow_last=False, access="write")
+        try:
+            if name is None:
+                raise UsageError(f"{path} is a folder")
+            try:
+                os.rename(tmp, name, src_dir_fd=pfd, dst_dir_fd=pfd)
+            except FileNotFoundError:
+                return False
+            return True
+        finally:
+            os.close(pfd)
+
+    def discard_staged(self, path: str | Path, tmp: str) -> None:
+        """Remove a staged file that is no longer wanted (its path already holds the target)."""
+        with contextlib.suppress(OSError, HearthError):
+            pfd, _name, _root, _parts = self._resolve(path, follow_last=False, access="write")
+            try:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp, dir_fd=pfd)
+            finally:
+                os.close(pfd)
+
+    def put_link(self, path: str | Path, target: str) -> None:
+        """Make ``path`` a symbolic link to ``target`` (replacing a file or link there)."""
+        pfd, name, _root, _parts = self._resolve(
+            path, follow_last=False, make_parents=True, access="write"
+        )
+        try:
+            if name is None:
+                raise UsageError(f"{path} is a folder")
+            tmp = f".{name[:200]}.{os.urandom(4).hex()}.tmp"
+            os.symlink(target, tmp, dir_fd=pfd)
+            try:
+                os.rename(tmp, name, src_dir_fd=pfd, dst_dir_fd=pfd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=pfd)
+                raise
+            os.fsync(pfd)
+        finally:
+            os.close(pfd)
+
+    def put_dir(self, path: str | Path, mode: int) -> None:
+        """Make ``path`` a folder (and its parents) with permission bits ``mode``."""
+        self.mkdir(path)
+        fd, _shown, _root, _parts = self._open_final(path, fdw.DIR_FLAGS)
+        try:
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+
     def mkdir(self, path: str | Path) -> None:
         """Create a folder and its missing parents (no error when it exists)."""
         pfd, name, _root, _parts = self._resolve(
@@ -291,7 +386,15 @@ class SafeFS(fdw.Confinement):
                 if self._fenced_entry(at, rel, st):
                     continue
                 kind = fdw.kind_of(st.st_mode)
-                yield WalkEntry(rel, kind, st.st_size, st.st_mtime, st.st_mtime_ns, st.st_ino)
+                yield WalkEntry(
+                    rel,
+                    kind,
+                    st.st_size,
+                    st.st_mtime,
+                    st.st_mtime_ns,
+                    st.st_ino,
+                    stat.S_IMODE(st.st_mode),
+                )
                 if kind != "dir" or depth <= 0 or e.name in skip:
                     continue
                 try:

@@ -2,8 +2,9 @@
 and the provenance record both take.
 
 Why here: the REST routes (``server/``) and the MCP tools' output schemas
-(``mcp.server``, ``mcp.team``) describe the same library objects (``memory.bank.Entry``,
-``memory.search.Hit``); one definition keeps the field names and types alike.
+(``mcp.server.tools``, ``mcp.server.team``) describe the same library objects
+(``memory.bank.Entry``, ``memory.search.Hit``); one definition keeps the field names
+and types alike.
 """
 
 from __future__ import annotations

@@ -96,3 +96,92 @@ class TaskOut(BaseModel):
     messages_before: int | None = Field(
         None, description="Transcript messages before that run's events (none: no run here)."
     )
+
+
+class RewindIn(BaseModel):
+    """``POST /v1/sessions/{id}/rewind`` and the ``session_rewind`` tool (DESIGN §6): undo
+    turn ``to`` and every later one."""
+
+    model_config = ConfigDict(extra="forbid")
+    to: int = Field(ge=1, le=1_000_000, description="The turn to undo, with every later one.")
+    dry_run: bool = Field(False, description="Only say what would change.")
+    files_only: bool = Field(False, description="Put back the files; keep the conversation.")
+    conversation_only: bool = Field(
+        False, description="Rewind the conversation; leave the files as they are."
+    )
+    force: bool = Field(
+        False, description="Also replace files changed outside the task (trashed first)."
+    )
+
+
+class RewindFileOut(BaseModel):
+    path: str
+    action: Literal["restore", "create", "delete"]
+    conflict: bool
+    diff: str | None
+
+
+class RewindPlanOut(BaseModel):
+    """DESIGN §8: what a rewind changes (or, with ``dry_run``, would change)."""
+
+    session_id: str
+    to_turn: int
+    files: list[RewindFileOut]
+    conversation: bool
+
+
+class TurnOut(BaseModel):
+    """One prompt of a session: ``turn`` is None once a rewind took it out of the conversation;
+    ``files_undone``: a rewind put its file changes back."""
+
+    turn: int | None
+    seq: int
+    prompt: str
+    files: list[str]
+    undone: bool
+    files_undone: bool
+    skipped: list[str] = Field(description="Changed paths whose bytes were not kept, and why.")
+
+
+class TurnsOut(BaseModel):
+    """``GET /v1/sessions/{id}/turns``, as ``hearth rewind ID --list --json`` prints it."""
+
+    session_id: str
+    turns: list[TurnOut]
+
+
+class TeamQuestionOut(BaseModel):
+    id: str
+    text: str
+    choices: list[str]
+    default: str
+
+
+class TeamStepOut(BaseModel):
+    """One line of the board: a step, its specialist and where it stands."""
+
+    model_config = ConfigDict(extra="allow")
+    id: str
+    title: str
+    owner: str
+    depends_on: list[str]
+    status: str
+    session: str | None = None
+    started: float | None = None
+    ended: float | None = None
+    summary: str | None = None
+    error: str | None = None
+
+
+class TeamOut(BaseModel):
+    """``GET /v1/tasks/{id}/team``: a team task's phase (start, questions, plan, running,
+    done, failed), its questions and answers, its plan (Markdown), board and report."""
+
+    session_id: str
+    phase: str
+    questions: list[TeamQuestionOut]
+    answers: dict[str, str]
+    plan: str | None
+    plan_version: int
+    steps: list[TeamStepOut]
+    report: str | None

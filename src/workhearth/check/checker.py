@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import BinaryIO
 
 from workhearth.check import glyphs
 from workhearth.check.package import Package, integrity, open_package
 from workhearth.check.receipt import FORMATS, Problem, Receipt
-from workhearth.check.render import RenderError, Tools, thumbnails, to_pdf, work_dir
+from workhearth.check.render import Conversion, RenderError, Tools, thumbnails, work_dir
 from workhearth.errors import NotFoundError, UsageError
 
 TEXT_KEPT = 2000
@@ -20,10 +20,15 @@ INSTALL_LIBREOFFICE = (
 
 
 def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
+        return sha256_stream(fh)
+
+
+def sha256_stream(fh: BinaryIO) -> str:
+    """The sha256 of what is left to read in ``fh`` (read in blocks)."""
+    digest = hashlib.sha256()
+    for block in iter(lambda: fh.read(1 << 20), b""):
+        digest.update(block)
     return digest.hexdigest()
 
 
@@ -37,6 +42,8 @@ def check_file(path: Path, tools: Tools, thumbs: Path | None = None) -> Receipt:
     fmt = FORMATS.get(path.suffix.lower())
     if fmt is None:
         raise UsageError(f"{path.name}: hearth check reads .docx, .xlsx, .pptx and .pdf files")
+    if path.is_dir():
+        raise UsageError(f"{path}: is a folder, not a file")
     if not path.is_file():
         raise NotFoundError(f"{path}: no such file")
     started = time.perf_counter()
@@ -70,30 +77,37 @@ def _check_office(receipt: Receipt, path: Path, tools: Tools, thumbs: Path | Non
     if package is None:
         return
     try:
-        receipt.checked.append("package")
-        receipt.problems += integrity(package)
-        if any(p.kind == "opens" for p in receipt.problems):
-            return  # Why: reading the content of a broken package reports its breakage twice
         if tools.soffice is None:
-            _content(receipt, path, package)
-            receipt.problems.append(
-                Problem(
-                    "skipped",
-                    "round trip",
-                    f"LibreOffice is not installed: {INSTALL_LIBREOFFICE}",
-                    "no_libreoffice",
+            if _whole(receipt, package):
+                _content(receipt, path, package)
+                receipt.problems.append(
+                    Problem(
+                        "skipped",
+                        "round trip",
+                        f"LibreOffice is not installed: {INSTALL_LIBREOFFICE}",
+                        "no_libreoffice",
+                    )
                 )
-            )
             return
-        with work_dir(tools, "render-") as tmp, ThreadPoolExecutor(1) as pool:
-            # Why a thread: LibreOffice converts (a second or more, in its own process)
-            # while this one reads the content; the check costs little beyond the launch.
-            converting = pool.submit(to_pdf, tools, path, tmp)
+        with work_dir(tools, "render-") as tmp, Conversion(tools, path, tmp) as converting:
+            # Why started first: LibreOffice converts (a second or more, in its own
+            # process) while this one checks the package and reads the content; leaving
+            # this block early (a broken package) stops it.
+            if not _whole(receipt, package):
+                return
             _content(receipt, path, package)
             package.close()
             _rendered(receipt, converting, tools, thumbs)
     finally:
         package.close()
+
+
+def _whole(receipt: Receipt, package: Package) -> bool:
+    """The package's structure; False when it is broken (its content is then not read:
+    reading the content of a broken package reports its breakage twice)."""
+    receipt.checked.append("package")
+    receipt.problems += integrity(package)
+    return not any(p.kind == "opens" for p in receipt.problems)
 
 
 def _content(receipt: Receipt, path: Path, package: Package) -> None:
@@ -107,7 +121,7 @@ def _content(receipt: Receipt, path: Path, package: Package) -> None:
             receipt.text, receipt.problems = word.text, receipt.problems + word.problems
             receipt.tracked_changes, receipt.comments = word.tracked_changes, word.comments
         elif receipt.format == "xlsx":
-            sheet = sheet_facts(path)
+            sheet = sheet_facts(package)
             receipt.text, receipt.problems = sheet.text, receipt.problems + sheet.problems
             receipt.formula_errors = sheet.formula_errors
             receipt.checked.append("formulas")
@@ -126,6 +140,16 @@ def _content(receipt: Receipt, path: Path, package: Package) -> None:
         )
         return
     receipt.checked += ["layout", "glyphs"]
+    if runs := glyphs.QUESTION_RUN.findall(receipt.text):
+        receipt.problems.append(
+            Problem(
+                "text",
+                "",
+                f"'{runs[0]}' stands in for text (a font without the glyphs?)",
+                "question_marks",
+                {"text": runs[0]},
+            )
+        )
     if not glyphs.available():
         receipt.problems.append(
             Problem("skipped", "glyphs", "fontconfig is not installed", "no_fontconfig")
@@ -143,9 +167,7 @@ def _content(receipt: Receipt, path: Path, package: Package) -> None:
     receipt.text = receipt.text[:TEXT_KEPT]
 
 
-def _rendered(
-    receipt: Receipt, converting: Future[Path], tools: Tools, thumbs: Path | None
-) -> None:
+def _rendered(receipt: Receipt, converting: Conversion, tools: Tools, thumbs: Path | None) -> None:
     """What LibreOffice's PDF export says: it opened, its pages, glyphs, thumbnails."""
     from workhearth.check.pdf import pdf_facts
 
@@ -157,10 +179,12 @@ def _rendered(
         )
         return
     receipt.checked.append("round trip")
+    from concurrent.futures import ThreadPoolExecutor
+
     with ThreadPoolExecutor(1) as pool:
         # Why: poppler draws the thumbnails while this process reads the PDF.
         drawing = pool.submit(_thumbnails, receipt, rendered, tools, thumbs)
-        facts = pdf_facts(rendered, what="rendered ")
+        facts = pdf_facts(rendered, what="rendered ", text=False)
         drawing.result()
     receipt.pages = facts.pages
     # Why only glyph problems: LibreOffice's export is ours, its fonts are embedded.

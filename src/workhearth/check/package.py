@@ -9,14 +9,17 @@ application rules Excel or Word enforce on top.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
-
-from lxml import etree
+from typing import TYPE_CHECKING
 
 from workhearth.check.receipt import Problem
+
+if TYPE_CHECKING:
+    from lxml import etree
 
 PKG_REL = "{http://schemas.openxmlformats.org/package/2006/relationships}Relationship"
 CT_NS = "{http://schemas.openxmlformats.org/package/2006/content-types}"
@@ -24,13 +27,34 @@ OFFICE_DOCUMENT = "/officeDocument"
 # Why a ceiling: a zip is small on disk and can unpack to gigabytes (a zip bomb).
 MAX_UNPACKED = 1 << 30
 
-# Why these settings: parts come from files the agent or anyone made; no entity
-# expansion, no network, no giant trees.
-_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+
+# Why lxml is imported when a part is parsed: opening the zip comes first, and
+# LibreOffice is started before any part is read (checker.py); the import waits till then.
+@functools.cache
+def _parser() -> etree.XMLParser:
+    from lxml import etree
+
+    # Why these settings: parts come from files the agent or anyone made; no entity
+    # expansion, no network, no giant trees.
+    return etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+
+
+class MalformedXML(ValueError):
+    """A part that is not well-formed XML (``msg`` says where, as lxml does)."""
+
+    def __init__(self, msg: str) -> None:
+        super().__init__(msg)
+        self.msg = msg
 
 
 def parse_xml(data: bytes) -> etree._Element:
-    return etree.fromstring(data, _PARSER)
+    """A part's XML root; :class:`MalformedXML` when it is not well-formed."""
+    from lxml import etree
+
+    try:
+        return etree.fromstring(data, _parser())
+    except etree.XMLSyntaxError as exc:
+        raise MalformedXML(str(exc.msg)) from None
 
 
 def _rels_source(rels_name: str) -> str:
@@ -62,8 +86,20 @@ class Package:
             return None
         try:
             return parse_xml(self.read(name))
-        except etree.XMLSyntaxError:
+        except MalformedXML:
             return None
+
+    def relations(self, part: str) -> dict[str, tuple[str, str]]:
+        """``part``'s internal relationships: id -> (type, target part name)."""
+        folder, name = posixpath.split(part)
+        root = self.xml(posixpath.join(folder, "_rels", f"{name}.rels"))
+        if root is None:
+            return {}
+        return {
+            rel.get("Id") or "": (rel.get("Type") or "", _target(part, rel.get("Target") or ""))
+            for rel in root.iter(PKG_REL)
+            if rel.get("TargetMode") != "External"
+        }
 
     def close(self) -> None:
         self.zip.close()
@@ -100,7 +136,7 @@ def _malformed(package: Package) -> Iterator[Problem]:
             continue
         try:
             parse_xml(package.read(name))
-        except etree.XMLSyntaxError as exc:
+        except MalformedXML as exc:
             yield Problem("opens", name, f"malformed XML: {exc.msg}", "malformed_xml")
 
 

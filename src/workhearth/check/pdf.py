@@ -3,7 +3,6 @@ and no glyph drawn as nothing (.notdef) or as '?' standing in for the real text.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,14 +11,12 @@ from pypdf import PdfReader
 from pypdf.errors import PdfReadError
 from pypdf.generic import ContentStream, DictionaryObject, IndirectObject
 
+from workhearth.check.glyphs import QUESTION_RUN
 from workhearth.check.receipt import Problem
 
 # Why limits: text extraction costs per page; the first pages show what a reader sees.
 TEXT_PAGES = 20
 TEXT_CHARS = 4000
-# Why two or more: a single '?' is punctuation; '??' runs are what a font without the
-# glyphs leaves behind ("(??) Tj" in Helvetica for 张三).
-QUESTION_RUN = re.compile(r"\?{2,}")
 _EMBEDDED = ("/FontFile", "/FontFile2", "/FontFile3")
 
 
@@ -75,8 +72,12 @@ def _notdef_count(page: Any, reader: PdfReader, fonts: dict[str, DictionaryObjec
     return count
 
 
-def pdf_facts(path: Path, *, what: str = "") -> PdfFacts:
-    """``what`` prefixes ``where`` ("rendered " for LibreOffice's export of an Office file)."""
+def pdf_facts(path: Path, *, what: str = "", text: bool = True) -> PdfFacts:
+    """``what`` prefixes ``where`` ("rendered " for LibreOffice's export of an Office file).
+
+    ``text=False`` skips extracting the text (and so the '??' check), the costly part of
+    reading a page: LibreOffice's export draws the text the Office file holds, and that
+    text was read (and checked) from the file itself."""
     facts = PdfFacts()
     try:
         reader = PdfReader(path)
@@ -100,7 +101,7 @@ def pdf_facts(path: Path, *, what: str = "") -> PdfFacts:
                 if not _embedded(font):
                     unembedded.setdefault(name, number)
             blanks = _notdef_count(page, reader, fonts)
-            if number <= TEXT_PAGES:
+            if text and number <= TEXT_PAGES:
                 texts.append(page.extract_text() or "")
         except (PdfReadError, ValueError, KeyError, TypeError, AttributeError) as exc:
             facts.problems.append(
@@ -119,7 +120,7 @@ def pdf_facts(path: Path, *, what: str = "") -> PdfFacts:
                     {"n": blanks},
                 )
             )
-        runs = QUESTION_RUN.findall(texts[-1]) if number <= TEXT_PAGES else []
+        runs = QUESTION_RUN.findall(texts[-1]) if text and number <= TEXT_PAGES else []
         if runs:
             facts.problems.append(
                 Problem(

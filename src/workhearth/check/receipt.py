@@ -20,6 +20,11 @@ ProblemKind = Literal[
 ]
 
 
+def plural(n: int, word: str) -> str:
+    """``1 page``, ``2 pages``: English counts, said the same way everywhere."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
 @dataclass(frozen=True)
 class Problem:
     kind: ProblemKind
@@ -66,19 +71,57 @@ class Receipt:
     def skipped(self) -> list[Problem]:
         return [p for p in self.problems if p.kind == "skipped"]
 
-    def verdict(self) -> str:
-        """One line for a terminal or a tool result."""
+    def verdict(self, *, brief: bool = False) -> str:
+        """One line for a terminal or a tool result: the first failing problem and how
+        many more. ``brief``: only how many (for a terminal that lists them below)."""
         failing = [p for p in self.problems if p.fails]
-        if failing:
+        if not failing:
+            head = "ok"
+        elif brief:
+            head = f"FAILS: {plural(len(failing), 'problem')}"
+        else:
             first = failing[0]
             where = f" ({first.where})" if first.where else ""
             more = f" and {len(failing) - 1} more" if len(failing) > 1 else ""
             head = f"FAILS: {first.message}{where}{more}"
-        else:
-            head = "ok"
-        if self.skipped:
+        if self.skipped and brief:
+            head += f"; {plural(len(self.skipped), 'check')} not run here"
+        elif self.skipped:
             head += f"; not checked here: {', '.join(p.where or p.message for p in self.skipped)}"
         return head
+
+    def summary(self, *, brief: bool = False) -> str:
+        """The verdict and the pages as rendered: ``ok · 1 page``."""
+        pages = f" · {plural(self.pages, 'page')}" if self.pages else ""
+        return f"{self.verdict(brief=brief)}{pages}"
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Receipt:
+        """A receipt back from :meth:`to_json` (a kept one), for its verdict and summary."""
+        problems = [
+            Problem(
+                p.get("kind", "opens"),
+                p.get("where", ""),
+                p.get("message", ""),
+                p.get("code", ""),
+                dict(p.get("params") or {}),
+            )
+            for p in data.get("problems", [])
+        ]
+        return cls(
+            path=str(data.get("path", "")),
+            format=data.get("format", "pdf"),
+            sha256=str(data.get("sha256", "")),
+            problems=problems,
+            pages=data.get("pages"),
+            thumbnails=list(data.get("thumbnails") or []),
+            formula_errors=[FormulaError(**e) for e in data.get("formula_errors", [])],
+            text=str(data.get("text", "")),
+            tracked_changes=int(data.get("tracked_changes", 0)),
+            comments=int(data.get("comments", 0)),
+            checked=list(data.get("checked") or []),
+            seconds=float(data.get("seconds", 0.0)),
+        )
 
     def to_json(self) -> dict[str, Any]:
         """DESIGN §8: ``{path, format, ok, problems, pages, thumbnails, formula_errors}``

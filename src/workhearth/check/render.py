@@ -15,11 +15,10 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-from workhearth.procgroups import signal_group
 
 # Why: a first launch builds the profile (a few seconds on a busy machine); a big
 # workbook can take longer to lay out. A check that times out says so.
@@ -52,13 +51,50 @@ class Tools:
 
 @contextlib.contextmanager
 def _profile_lock(profile: Path) -> Iterator[None]:
+    """The profile to one launch at a time, for as long as that LibreOffice runs.
+
+    A ``.running`` mark is left while it runs; found when the lock is taken, it says the
+    last holder was killed with its LibreOffice still running, unreaped. That one is
+    stopped first: a second launch on its profile would hand it the file (LibreOffice's
+    one-instance rule) and lose it when it quits."""
     profile.mkdir(parents=True, exist_ok=True, mode=0o700)
+    running = profile.parent / f".{profile.name}.running"
     fd = os.open(profile.parent / f".{profile.name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
+        if running.exists():
+            _stop_leftovers(profile)
+        running.touch(mode=0o600)
         yield
+        running.unlink(missing_ok=True)
     finally:
         os.close(fd)
+
+
+def _leftovers(profile: Path) -> list[int]:
+    """Processes started on ``profile`` (soffice, oosplash, soffice.bin), by command line."""
+    arg = f"-env:UserInstallation={profile.absolute().as_uri()}\0".encode()
+    found = []
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                with open(f"/proc/{entry.name}/cmdline", "rb") as fh:
+                    if arg in fh.read():
+                        found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def _stop_leftovers(profile: Path, wait: float = 10.0) -> None:
+    if not os.path.isdir("/proc"):
+        return  # Why: no way to find them here; the next launch takes its chances
+    deadline = time.monotonic() + wait
+    while (left := _leftovers(profile)) and time.monotonic() < deadline:
+        for pid in left:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
 
 
 @contextlib.contextmanager
@@ -102,48 +138,104 @@ def _soffice_env(soffice: str, workdir: Path) -> dict[str, str]:
     return {"PATH": path, "HOME": str(workdir), "LANG": "C.UTF-8", "SAL_USE_VCLPLUGIN": "svp"}
 
 
-def to_pdf(tools: Tools, source: Path, workdir: Path) -> Path:
-    """LibreOffice's PDF export of ``source`` into ``workdir``; RenderError when it fails."""
-    assert tools.soffice is not None
-    # Why a copy under an ASCII name: LibreOffice names its output after the input, and
-    # the user's file stays untouched whatever LibreOffice does.
-    staged = workdir / f"in{source.suffix.lower()}"
-    shutil.copyfile(source, staged)
-    command = [
-        tools.soffice,
-        f"-env:UserInstallation={tools.profile.absolute().as_uri()}",
+def soffice_command(soffice: str, profile: Path, source: Path, outdir: Path) -> list[str]:
+    """LibreOffice's headless PDF export of ``source`` into ``outdir`` on the kept
+    ``profile``: the one command line hearth check (and bench/) runs."""
+    return [
+        soffice,
+        f"-env:UserInstallation={profile.absolute().as_uri()}",
         "--headless",
         "--norestore",
         "--nologo",
         "--convert-to",
         "pdf",
         "--outdir",
-        str(workdir),
-        str(staged),
+        str(outdir),
+        str(source),
     ]
-    with _profile_lock(tools.profile):
-        proc = subprocess.Popen(
-            command,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-            env=_soffice_env(tools.soffice, workdir),
-        )
+
+
+class Conversion:
+    """LibreOffice converting ``source`` to PDF in ``workdir``, started when made (holding
+    the profile's lock until it ends); :meth:`result` waits for the PDF.
+
+    Why a process started here and not a thread: the launch must not wait behind this
+    process's own reading of the file (imports and parsing hold the interpreter); once
+    started, LibreOffice converts on its own while the caller reads."""
+
+    def __init__(self, tools: Tools, source: Path, workdir: Path) -> None:
+        assert tools.soffice is not None
+        self.tools, self.workdir = tools, workdir
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._failed: RenderError | None = None
+        self._lock = contextlib.ExitStack()
+        # Why a copy under an ASCII name: LibreOffice names its output after the input,
+        # and the user's file stays untouched whatever LibreOffice does.
+        staged = workdir / f"in{source.suffix.lower()}"
+        shutil.copyfile(source, staged)
+        self._lock.enter_context(_profile_lock(tools.profile))
+        self._deadline = time.monotonic() + tools.timeout
+        # Why a file, not a pipe: nobody reads a pipe while this process reads the content,
+        # and a LibreOffice with much to say would block on a full one.
+        self._said = workdir / "soffice.log"
         try:
-            out, err = proc.communicate(timeout=tools.timeout)
+            with self._said.open("wb") as said:
+                self.proc = subprocess.Popen(
+                    soffice_command(tools.soffice, tools.profile, staged, workdir),
+                    stdout=said,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    start_new_session=True,
+                    env=_soffice_env(tools.soffice, workdir),
+                )
+        except OSError as exc:
+            self._lock.close()
+            self._failed = RenderError(f"LibreOffice could not be started: {exc}")
+
+    def result(self) -> Path:
+        """The PDF; RenderError when LibreOffice failed or ran out of time."""
+        if self._failed is not None or self.proc is None:
+            raise self._failed or RenderError("LibreOffice was not started")
+        try:
+            self.proc.wait(timeout=max(0.1, self._deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            signal_group(proc.pid, signal.SIGKILL)  # soffice.bin and its helpers too
-            proc.communicate()
-            raise RenderError(f"LibreOffice did not finish within {tools.timeout:.0f} s") from None
-    result = workdir / "in.pdf"
-    if proc.returncode != 0 or not result.is_file() or result.stat().st_size == 0:
-        said = (err or out).decode("utf-8", "replace").strip().splitlines()
-        detail = f": {said[-1]}" if said else ""
-        raise RenderError(
-            f"LibreOffice could not open or convert it (exit {proc.returncode}){detail}"
-        )
-    return result
+            self.cancel()
+            self._failed = RenderError(
+                f"LibreOffice did not finish within {self.tools.timeout:.0f} s"
+            )
+            raise self._failed from None
+        finally:
+            self._lock.close()
+        result = self.workdir / "in.pdf"
+        if self.proc.returncode != 0 or not result.is_file() or result.stat().st_size == 0:
+            said = self._said.read_text("utf-8", "replace").strip().splitlines()
+            detail = f": {said[-1]}" if said else ""
+            self._failed = RenderError(
+                f"LibreOffice could not open or convert it (exit {self.proc.returncode}){detail}"
+            )
+            raise self._failed
+        return result
+
+    def cancel(self) -> None:
+        """Stop LibreOffice (soffice.bin and its helpers too) if it still runs."""
+        if self.proc is not None and self.proc.returncode is None:
+            from workhearth.procgroups import signal_group
+
+            signal_group(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        self._lock.close()
+
+    def __enter__(self) -> Conversion:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cancel()
+
+
+def to_pdf(tools: Tools, source: Path, workdir: Path) -> Path:
+    """LibreOffice's PDF export of ``source`` into ``workdir``; RenderError when it fails."""
+    with Conversion(tools, source, workdir) as conversion:
+        return conversion.result()
 
 
 def thumbnails(tools: Tools, pdf: Path, into: Path, stem: str, pages: int = 3) -> list[Path]:

@@ -9,6 +9,10 @@ import typer
 
 from workhearth.cli.context import hearth
 from workhearth.cli.output import JsonOpt, print_json
+from workhearth.cli.tables import terminal_width
+
+# Why a hanging indent: a problem's continuation lines sit under its text, not its kind.
+INDENT = "    "
 
 
 def check(
@@ -21,13 +25,41 @@ def check(
     if json:
         print_json([r.to_json() for r in receipts])
     else:
+        width = terminal_width()
         for receipt in receipts:
-            pages = f" · {receipt.pages} pages" if receipt.pages else ""
-            print(f"{receipt.path}: {receipt.verdict()}{pages}")
+            # Why brief: the problems follow, each once; the head only counts them.
+            _say(f"{receipt.path}: {receipt.summary(brief=True)}", width)
             for problem in receipt.problems:
                 where = f"{problem.where}: " if problem.where else ""
-                print(f"  {problem.kind}: {where}{problem.message}")
+                _say(f"  {problem.kind}: {where}{problem.message}", width)
             for thumb in receipt.thumbnails:
-                print(f"  thumbnail: {thumb}")
+                _say(f"  thumbnail: {thumb}", width)
     if not all(r.ok for r in receipts):
         raise typer.Exit(1)
+
+
+def _say(line: str, width: int | None) -> None:
+    for part in wrap(line, width):
+        print(part)
+
+
+def wrap(line: str, width: int | None, indent: str = INDENT) -> list[str]:
+    """``line`` cut at spaces into lines of at most ``width`` terminal cells (Chinese counts
+    two), continuation lines indented; a word longer than a line stays whole. Into a pipe
+    (``width`` None) one line, so scripts can grep it."""
+    from rich.cells import cell_len
+
+    if width is None or cell_len(line) <= width:
+        return [line]
+    lead = line[: len(line) - len(line.lstrip(" "))]
+    lines: list[str] = []
+    current = lead
+    for word in line.split():
+        joined = f"{current} {word}" if current.strip() else f"{current}{word}"
+        if current.strip() and cell_len(joined) > width:
+            lines.append(current)
+            current = f"{lead}{indent}{word}"
+        else:
+            current = joined
+    lines.append(current)
+    return lines

@@ -1,60 +1,30 @@
-"""The ``hearth`` entry point: builds the command tree and turns errors into one line."""
+"""``hearth`` itself: its global options, its help, and one clear stderr line for every error.
+
+Which commands it has is :mod:`workhearth.main`'s to say (the server and the MCP server
+are surfaces of their own, which the CLI never imports); each is imported only when it
+runs (:mod:`workhearth.cli.lazy`).
+"""
 
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from collections.abc import Mapping
+from typing import Annotated, ClassVar
 
 import typer
 
-from workhearth.cli import audit as audit_cmd
-from workhearth.cli import check as check_cmd
-from workhearth.cli import doctor as doctor_cmd
-from workhearth.cli import mcp as mcp_cmd
-from workhearth.cli import memory as memory_cmd
-from workhearth.cli import models as models_cmd
-from workhearth.cli import run as run_cmd
-from workhearth.cli import serve as serve_cmd
-from workhearth.cli import sessions as sessions_cmd
-from workhearth.cli import shell as shell_cmd
-from workhearth.cli import skills as skills_cmd
-from workhearth.cli import team as team_cmd
-from workhearth.cli import trash as trash_cmd
-from workhearth.cli import workspace as workspace_cmd
 from workhearth.cli.help import HearthTyper
-
-app = HearthTyper(
-    name="hearth",
-    help="workhearth: a local-first agent workbench.",
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    rich_markup_mode=None,
-)
-app.add_typer(sessions_cmd.app, name="sessions")
-app.add_typer(memory_cmd.app, name="memory")
-app.add_typer(mcp_cmd.app, name="mcp")
-app.add_typer(models_cmd.app, name="models")
-app.add_typer(shell_cmd.app, name="shell")
-app.add_typer(skills_cmd.app, name="skills")
-app.add_typer(trash_cmd.app, name="trash")
-app.add_typer(team_cmd.app, name="team")
-app.command("run")(run_cmd.run)
-app.command("resume")(run_cmd.resume)
-app.command("audit")(audit_cmd.audit)
-app.command("check")(check_cmd.check)
-app.add_typer(workspace_cmd.app, name="workspace")
-app.command("doctor")(doctor_cmd.doctor)
-app.command("serve")(serve_cmd.serve)
+from workhearth.cli.lazy import LazyGroup, Loader
+from workhearth.cli.options import MODEL_HELP, ModeOpt
 
 
-@app.callback(invoke_without_command=True)
 def main(
     ctx: typer.Context,
     version: Annotated[bool, typer.Option("--version", help="Print the version.")] = False,
-    mode: run_cmd.ModeOpt = None,
+    mode: ModeOpt = None,
     model: Annotated[
         str | None,
-        typer.Option(metavar="MODEL", help=run_cmd.MODEL_HELP + " Also for run and resume."),
+        typer.Option(metavar="MODEL", help=MODEL_HELP + " Also for run and resume."),
     ] = None,
 ) -> None:
     """Run `hearth` in a folder to work there with the agent."""
@@ -63,9 +33,31 @@ def main(
 
         print(__version__)
         raise typer.Exit(0)
-    run_cmd.check_globals(mode, model)
-    if ctx.invoked_subcommand is None:
-        run_cmd.interactive(mode=mode, model=model)
+    # Why only then: the run command's module is not imported for `hearth check`.
+    if mode is not None or model is not None or ctx.invoked_subcommand is None:
+        from workhearth.cli import run as run_cmd
+
+        run_cmd.check_globals(mode, model)
+        if ctx.invoked_subcommand is None:
+            run_cmd.interactive(mode=mode, model=model)
+
+
+def hearth_app(commands: Mapping[str, Loader]) -> HearthTyper:
+    """``hearth`` with ``commands`` (name: where it is), listed by ``--help`` in that order."""
+
+    class Hearth(LazyGroup):
+        lazy: ClassVar[Mapping[str, Loader]] = dict(commands)
+
+    app = HearthTyper(
+        name="hearth",
+        help="workhearth: a local-first agent workbench.",
+        cls=Hearth,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+    app.callback(invoke_without_command=True)(main)
+    return app
 
 
 def _fail(message: str, code: int) -> int:
@@ -74,8 +66,9 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-def run(argv: list[str] | None = None) -> int:
-    """Console-script entry: exit codes, and one clear stderr line for every user error."""
+def run(app: typer.Typer, argv: list[str] | None = None) -> int:
+    """Run ``app`` on ``argv`` (the process's arguments if None, then exit): exit codes,
+    and one clear stderr line for every user error."""
     from workhearth.errors import HearthError
 
     command = typer.main.get_command(app)
@@ -113,7 +106,3 @@ def run(argv: list[str] | None = None) -> int:
         code = result if isinstance(result, int) else 0
     sys.exit(code or 0) if argv is None else None
     return code or 0
-
-
-if __name__ == "__main__":
-    run()

@@ -1,10 +1,13 @@
 """``hearth mcp`` (the MCP server over stdio) and ``hearth mcp list|tools|test`` (client side).
 
-The ``mcp`` SDK is imported inside each command, so ``hearth --help`` pays nothing for it.
+The MCP server is a surface of its own, which the CLI never imports: :mod:`workhearth.main`
+hands :func:`commands` the function that serves it. The ``mcp`` SDK is imported inside each
+command, so ``hearth --help`` pays nothing for it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated
 
 import typer
@@ -14,21 +17,26 @@ from workhearth.cli.help import HearthTyper
 from workhearth.cli.output import JsonOpt, print_json
 from workhearth.cli.tables import Column, print_table
 
-app = HearthTyper(
-    help="MCP: `hearth mcp` serves memory, sessions and skills over stdio; "
-    "list|tools|test inspect the MCP servers hearth uses.",
+HELP = (
+    "MCP: `hearth mcp` serves memory, sessions and skills over stdio; "
+    "list|tools|test inspect the MCP servers hearth uses."
 )
 
 
-@app.callback(invoke_without_command=True)
-def serve_stdio(ctx: typer.Context) -> None:
-    """Without a subcommand: run the MCP server over stdio (for Claude Code, Qwen Code, …)."""
-    if ctx.invoked_subcommand is not None:
-        return
-    from workhearth.mcp.server import run_stdio
+def commands(serve_stdio: Callable[[], None]) -> HearthTyper:
+    """The ``hearth mcp`` group: ``serve_stdio`` without a subcommand, else list|tools|test."""
+    app = HearthTyper(help=HELP)
 
-    wh = hearth()
-    run_stdio(wh.config, wh.workspace)
+    @app.callback(invoke_without_command=True)
+    def serve(ctx: typer.Context) -> None:
+        """Without a subcommand: run the MCP server over stdio (for Claude Code, Qwen Code, …)."""
+        if ctx.invoked_subcommand is None:
+            serve_stdio()
+
+    app.command("list")(list_servers)
+    app.command()(tools)
+    app.command()(test)
+    return app
 
 
 # ------------------------------------------------------------------ client side
@@ -37,7 +45,7 @@ def serve_stdio(ctx: typer.Context) -> None:
 def _servers():  # -> MCPServers
     import os
 
-    from workhearth.mcp.client import open_servers
+    from workhearth.mcp.client.servers import open_servers
 
     wh = hearth()
     return open_servers(wh.config, wh.workspace, os.environ, _warn, wh.trust)
@@ -51,7 +59,7 @@ def _warn(message: str) -> None:
 
 def _untrusted():  # -> dict[str, McpServerConfig]
     """The servers of this folder's .mcp.json while the user has not trusted it (as written)."""
-    from workhearth.mcp.client import read_mcp_json
+    from workhearth.mcp.client.servers import read_mcp_json
     from workhearth.trust import MCP_JSON
 
     state = hearth().trust
@@ -77,7 +85,6 @@ def _server_row(spec, trusted: bool = True) -> dict[str, object]:  # spec: McpSe
     }
 
 
-@app.command("list")
 def list_servers(json: JsonOpt = False) -> None:
     """The MCP servers hearth's agent may use, and the file each comes from."""
     loaded = _servers().specs
@@ -119,7 +126,7 @@ def list_servers(json: JsonOpt = False) -> None:
 
 def _open(name: str):  # -> MCPServers
     """The servers, refusing by name one the user has not trusted yet."""
-    from workhearth.mcp.client import McpError
+    from workhearth.mcp.client.servers import McpError
 
     servers = _servers()
     if name not in servers.specs and name in _untrusted():
@@ -131,13 +138,12 @@ def _open(name: str):  # -> MCPServers
     return servers
 
 
-@app.command()
 def tools(
     name: Annotated[str, typer.Argument(metavar="NAME", help="A configured MCP server.")],
     json: JsonOpt = False,
 ) -> None:
     """Start one server and list its tools, as the agent sees them (mcp__NAME__TOOL)."""
-    from workhearth.mcp.tools import exposed_name
+    from workhearth.mcp.client.tools import exposed_name
 
     servers = _open(name)
     spec = servers.specs.get(name)
@@ -178,7 +184,6 @@ def tools(
     )
 
 
-@app.command()
 def test(
     name: Annotated[str, typer.Argument(metavar="NAME", help="A configured MCP server.")],
     json: JsonOpt = False,

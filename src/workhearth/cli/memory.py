@@ -443,7 +443,7 @@ def maintain_in_background(wh: Workhearth) -> bool:
         # after every run; it is tried again the next day.
         stamp.touch()
         subprocess.Popen(
-            [sys.executable, "-m", "workhearth.cli.main", "memory", "maintain"],
+            [sys.executable, "-m", "workhearth", "memory", "maintain"],
             cwd=wh.workspace,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

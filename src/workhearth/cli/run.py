@@ -6,11 +6,13 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from workhearth.cli.context import hearth
+from workhearth.cli.options import MODE_HELP, MODEL_HELP, ModeOpt
 from workhearth.cli.output import print_json
 from workhearth.errors import ConfigError, HearthError, UsageError
 from workhearth.tasks.words import NO_MODEL
@@ -30,9 +32,14 @@ EXIT = {
     "stopped": 130,
     "error": 1,
 }
-MODE_HELP = "ask (read only) | agent (asks before each change) | quest (works alone)."
-MODEL_HELP = "A [models.NAME] from config.toml, or openai:NAME / anthropic:NAME."
-ModeOpt = Annotated[str | None, typer.Option(metavar="MODE", help=MODE_HELP)]
+AnswersOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--answers",
+        metavar="FILE",
+        help="A team task's answers: JSON, question id -> answer.",
+    ),
+]
 YesOpt = Annotated[
     bool, typer.Option("--yes", help="Allow every action without asking (agent mode).")
 ]
@@ -107,7 +114,7 @@ def _service():  # -> TaskService
 def _options(mode: str | None, model: str | None, yes: bool):  # -> RunOptions
     from workhearth.agent.runner import RunOptions
     from workhearth.cli.trust import settle
-    from workhearth.mcp.tools import tools_for
+    from workhearth.mcp.client.tools import tools_for
 
     # Why first: the folder's .mcp.json and skills load only once the user trusts them.
     settle(hearth(), sys.stdin, sys.stderr, os.environ)
@@ -168,6 +175,7 @@ def _print_receipts(session_id: str) -> None:
     """Issue #21: one line per office file the task produced, hearth's verdict on it,
     and where its thumbnails are (the latest receipt per file)."""
     from workhearth.agent.receipts import kept_receipts
+    from workhearth.check.receipt import Receipt
     from workhearth.errors import HearthError
 
     try:
@@ -177,20 +185,23 @@ def _print_receipts(session_id: str) -> None:
     except (HearthError, OSError):
         return
     for path, receipt in latest.items():
-        failing = [p for p in receipt.get("problems", []) if p.get("kind") != "skipped"]
-        verdict = (
-            "ok" if receipt.get("ok") else f"FAILS: {failing[0]['message'] if failing else '?'}"
-        )
-        pages = f" · {receipt['pages']} pages" if receipt.get("pages") else ""
-        print(f"checked {path}: {verdict}{pages}", file=sys.stderr)
+        # Why the library's words: the verdict is worded in one place (check/receipt.py).
+        print(f"checked {path}: {Receipt.from_json(receipt).summary()}", file=sys.stderr)
         thumbs = receipt.get("thumbnails") or []
         if thumbs and not sealed:
             print(f"  thumbnails: {' '.join(str(folder / t) for t in thumbs)}", file=sys.stderr)
 
 
-def _finish(task: Task, progress: Progress) -> None:
+def _finish(task: Task, progress: Progress, *, json: bool = False) -> None:
     """Say how the task ended, as the task says it, and exit with its code."""
     sid, reason = task.session_id, task.reason or "error"
+    if reason in ("questions", "plan"):
+        from workhearth.cli import team_task
+
+        if not progress.at_line_start:
+            print()
+        team_task.say_waiting(sid, reason, json)
+        raise typer.Exit(team_task.WAITING_EXIT)
     if reason == "nothing_to_do":
         print(
             f"hearth: session {sid} is finished (its last message is an answer); "
@@ -271,9 +282,23 @@ def run(
             "--set", metavar="VAR", help="A variable of --example as NAME=VALUE; repeatable."
         ),
     ] = None,
+    team: Annotated[
+        bool,
+        typer.Option(
+            "--team", help="A team task: questions, a plan to approve, specialists in parallel."
+        ),
+    ] = False,
+    answers: AnswersOpt = None,
+    json: Annotated[
+        bool, typer.Option("--json", help="With --team: print a waiting task's questions as JSON.")
+    ] = False,
 ) -> None:
     """Do one task and exit; the exit code tells whether it finished."""
     mode, model = _global(ctx, "mode", mode), _global(ctx, "model", model)
+    if team and (skill or example):
+        raise UsageError("--team does not take --skill or --example")
+    if (answers or json) and not team:
+        raise UsageError("--answers and --json go with --team")
     task = _skill_task(task, skill, example, sets or [])
     _require_model(model)
     _stop_cleanly_on_sigterm()
@@ -281,6 +306,15 @@ def run(
     opts.skill = skill
     progress = _progress()
     service, wh = _service(), hearth()
+    if team:
+        from workhearth.cli import team_task
+
+        team_opts = team_task.options(answers, yes, wh.config.team_parallel)
+        started = _watched(
+            progress, opts, lambda on: service.run_team_new(wh, task, opts, team_opts, on)
+        )
+        _finish(started, progress, json=json)
+        return
     _finish(_watched(progress, opts, lambda on: service.run_new(wh, task, opts, on)), progress)
 
 
@@ -314,6 +348,7 @@ def resume(
         ),
     ] = None,
     yes: YesOpt = False,
+    answers: AnswersOpt = None,
 ) -> None:
     """Resume a session where it stopped and finish its task, with the model it ran with."""
     wh = hearth()
@@ -336,8 +371,19 @@ def resume(
     _stop_cleanly_on_sigterm()
     progress, opts = _progress(), _options(mode, model, yes)
     service = _service()
+    team_opts = None
+    if answers is not None or session.meta.event.get("team"):
+        from workhearth.cli import team_task
+
+        if not session.meta.event.get("team"):
+            raise UsageError(f"session {session.id} is not a team task; --answers is for one")
+        team_opts = team_task.options(answers, yes, wh.config.team_parallel)
     _finish(
-        _watched(progress, opts, lambda on: service.run_here(wh, session, opts, None, on)),
+        _watched(
+            progress,
+            opts,
+            lambda on: service.run_here(wh, session, opts, None, on, team=team_opts),
+        ),
         progress,
     )
 

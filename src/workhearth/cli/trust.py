@@ -22,7 +22,7 @@ _settled: set[Path] = set()  # folders already asked about in this process
 
 def _servers_lines(folder: Path, env: Mapping[str, str]) -> list[str]:
     """Each server of ``folder``'s .mcp.json: its command line and what it would receive."""
-    from workhearth.mcp.trust_view import folder_servers
+    from workhearth.mcp.client.trust_view import folder_servers
 
     views, problem = folder_servers(folder, env)
     if problem:

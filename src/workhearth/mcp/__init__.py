@@ -1,1 +1,2 @@
-"""MCP: the server exposing memory and sessions, and the client for external tools."""
+"""MCP both ways: ``server/`` serves memory, sessions and skills (``hearth mcp``, ``/mcp``);
+``client/`` connects hearth's agent to other MCP servers."""

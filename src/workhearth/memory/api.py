@@ -47,8 +47,9 @@ from workhearth.memory.faces import MemoryBank
 from workhearth.memory.files import (
     LAYERS,
     MEMORY_FILE,
-    META_FILE,
+    RACY_NS,
     USER_FILE,
+    FolderLook,
     Layer,
     daily_file,
     markdown_files,
@@ -68,9 +69,6 @@ if TYPE_CHECKING:
     from workhearth.models.base import ChatModel
 
 REFRESH_SECONDS = 2.0
-# Why: file times tick coarsely (a jiffy, up to 10 ms): a file stat'ed this close to its
-# last change may change again without its mtime moving, so that look is not trusted.
-RACY_NS = 10_000_000
 
 
 class Memory:
@@ -97,6 +95,7 @@ class Memory:
         self._stores: dict[Layer, LayerStore] = {}
         self._fresh_until = 0.0
         self._last_look: tuple[tuple[Any, ...], int] | None = None
+        self._looks = {name: FolderLook(folder) for name, folder in self._folders.items()}
 
     # ---------------------------------------------------------------- layers
     def folder(self, layer: Layer = "project") -> Path:
@@ -151,7 +150,7 @@ class Memory:
     def stale(self) -> bool:
         """Whether :meth:`sync` has catching up to do: stat calls only, no reads."""
         taken = time.time_ns()
-        state = self._disk_state()
+        state = self._disk_state(taken)
         last = self._last_look
         if last is not None and state == last[0] and _newest(state) < last[1] - RACY_NS:
             self._last_look = (state, taken)
@@ -169,7 +168,8 @@ class Memory:
         """
         if not self.stale():
             return False
-        self._last_look = (self._disk_state(), time.time_ns())
+        taken = time.time_ns()
+        self._last_look = (self._disk_state(taken), taken)
         for store in self._stores.values():
             store._meta = None  # Why: re-read at next use, as under the layer lock
         for name in LAYERS:
@@ -180,20 +180,10 @@ class Memory:
         self._fresh_until = time.monotonic() + REFRESH_SECONDS
         return True
 
-    def _disk_state(self) -> tuple[Any, ...]:
-        state: list[Any] = []
-        for name in LAYERS:
-            folder = self._folders[name]
-            files = sorted(
-                (rel, st.st_ino, st.st_mtime_ns, st.st_size) for rel, st in markdown_files(folder)
-            )
-            try:
-                st = os.stat(os.path.join(folder, META_FILE))
-                meta: tuple[Any, ...] = ("", st.st_ino, st.st_mtime_ns, st.st_size)
-            except OSError:
-                meta = ()
-            state.append((tuple(files), meta))
-        return tuple(state)
+    def _disk_state(self, taken: int) -> tuple[Any, ...]:
+        """Each layer's Markdown files and meta by (inode, mtime_ns, size); ``taken``:
+        the time (``time_ns``) just before."""
+        return tuple(self._looks[name].state(taken) for name in LAYERS)
 
     def search(
         self, query: str, limit: int = DEFAULT_LIMIT, layer: Layer | None = None

@@ -114,6 +114,15 @@ def _best(scores: dict[int, float], limit: int) -> list[tuple[float, int]]:
     return [(-neg, -cid) for neg, cid in order[:limit]]
 
 
+def _weighted(parts: dict[str, float]) -> float:
+    """A chunk's sources' scores, weighted and summed (in the order they found it)."""
+    if len(parts) == 1:
+        # Why: most chunks come from one source; the sum of one term, without a generator.
+        for source, value in parts.items():
+            return WEIGHTS[source] * value
+    return sum(WEIGHTS[s] * v for s, v in parts.items())
+
+
 def _trigram_match(term: str) -> str:
     """An AND of some of the term's trigrams (``instr`` confirms the whole term).
 
@@ -309,7 +318,7 @@ class Searcher:
             self._latin(q, words, one_word, n, found)
         elif not runs and len(q) < 3:
             self._like(q, n, found)
-        return {cid: sum(WEIGHTS[s] * v for s, v in parts.items()) for cid, parts in found.items()}
+        return {cid: _weighted(parts) for cid, parts in found.items()}
 
     def _cjk(self, q: str, runs: list[str], n: int, into: dict[int, dict[str, float]]) -> None:
         """Each CJK run as a substring, or through its bigrams when that finds nothing."""

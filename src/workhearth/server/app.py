@@ -21,7 +21,6 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Route
 
 from workhearth import __version__
 from workhearth.config import Config
@@ -36,10 +35,10 @@ from workhearth.errors import (
     StorageError,
     UsageError,
 )
-from workhearth.mcp.http import mcp_http_app
 from workhearth.server import login
 from workhearth.server.deps import MemoryPool, allowed_methods
 from workhearth.server.errors import HttpError, error_response, status_code_word
+from workhearth.server.mounts import LocalMount, add_routes, running
 from workhearth.server.routes import (
     audit,
     check,
@@ -104,21 +103,26 @@ def create_app(
     workspace: Path | None = None,
     extra_hosts: frozenset[str] = frozenset(),
     env: Mapping[str, str] | None = None,
+    mounts: Mapping[str, LocalMount] | None = None,
 ) -> FastAPI:
     """The server for one home; ``workspace`` is the default of requests that name none.
 
     ``env`` is the environment tasks give their shell commands (``hearth serve``
     passes its own); ``extra_hosts`` are Host names allowed besides localhost
-    (``--allow-remote``).
+    (``--allow-remote``); ``mounts`` are served beside the API by path (``hearth
+    serve``: the MCP server at ``/mcp``).
     """
     # Why the home: sign-ins outlive a restart of the server (same token, same cookie).
     auth = Auth(token, home=config.home)
     # Why here: /mcp answers only with the token or the login cookie, as /v1 does.
-    mcp_app = mcp_http_app(
-        config,
-        (workspace or Path.cwd()).absolute(),
-        authorize=lambda r: auth.allowed(r.headers.get("authorization"), r.cookies.get(COOKIE)),
-    )
+    mounted = {
+        path: mount(
+            config,
+            (workspace or Path.cwd()).absolute(),
+            lambda r: auth.allowed(r.headers.get("authorization"), r.cookies.get(COOKIE)),
+        )
+        for path, mount in (mounts or {}).items()
+    }
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -130,7 +134,7 @@ def create_app(
         sys.setswitchinterval(min(interval, SWITCH_INTERVAL))
         try:
             with frozen_heap():
-                async with mcp_app.lifespan():
+                async with running(mounted.values()):
                     yield
         finally:
             sys.setswitchinterval(interval)
@@ -161,8 +165,8 @@ def create_app(
     for module in (memory, sessions, skills, trash, audit, files, trust, tasks, check):
         app.include_router(module.router, **api)
     app.include_router(check.session_router, **api)
-    # /mcp: behind the same Guard; a plain ASGI route (a Mount would redirect /mcp to /mcp/).
-    app.router.routes.append(Route("/mcp", endpoint=mcp_app))
+    memory.serve_search_first(app)  # the hottest route, before FastAPI's routing
+    add_routes(app, mounted)  # /mcp: behind the same Guard and login check
 
     @app.get("/v1/info", response_model=InfoOut, tags=["server"], **api)
     async def info() -> dict[str, str]:

@@ -55,7 +55,7 @@ async def sse_stream(
 
 def task_service(config: Config, workspace: Path, env: Mapping[str, str] | None) -> TaskService:
     """The server's task service: its tasks' commands see ``env`` (``hearth serve``'s own)."""
-    from workhearth.mcp.tools import tools_for
+    from workhearth.mcp.client.tools import tools_for
 
     return TaskService(config, workspace, env, tools_for=tools_for(env or {}))
 

@@ -6,19 +6,19 @@ request carries a team user's bearer token (``hearth team user add``); the
 server, never the client, decides whose entries a request sees. There is no
 ``server.token``, no login page, no agent task, no state of its own: several
 servers may share one database behind any load balancer. ``/mcp`` is the same
-bank's MCP face (workhearth.mcp.team), with the same tokens.
+bank's MCP face (workhearth.mcp.server.team, mounted by whoever starts the server),
+with the same tokens.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, FastAPI, Header, HTTPException, Query, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
-from starlette.routing import Route
 
 from workhearth import __version__
 from workhearth.api.errors import MemoryNotFound
@@ -28,6 +28,7 @@ from workhearth.bank.server.store import VALUE_REFUSED, PgBank, psycopg
 from workhearth.errors import NotFoundError, UsageError
 from workhearth.memory.search import DEFAULT_LIMIT
 from workhearth.server.errors import HttpError, error_response
+from workhearth.server.mounts import TeamMount, add_routes, running
 from workhearth.server.schemas import (
     BODY_MAX,
     COMMON,
@@ -188,19 +189,23 @@ def anything_else(rest: str, request: Request, user: User) -> None:
 
 
 def create_team_app(
-    bank: PgBank, *, extra_hosts: frozenset[str] = frozenset(), close_bank: bool = True
+    bank: PgBank,
+    *,
+    extra_hosts: frozenset[str] = frozenset(),
+    close_bank: bool = True,
+    mounts: Mapping[str, TeamMount] | None = None,
 ) -> FastAPI:
-    """The team bank server over ``bank``; ``extra_hosts``: Host names besides localhost."""
-    from workhearth.mcp.team import TeamMCPEndpoint
+    """The team bank server over ``bank``; ``extra_hosts``: Host names besides localhost;
+    ``mounts``: served beside the API by path (``hearth serve``: the MCP face at ``/mcp``)."""
     from workhearth.server.app import _install_error_handlers, frozen_heap
 
-    mcp = TeamMCPEndpoint(bank)
+    mounted = {path: mount(bank) for path, mount in (mounts or {}).items()}
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         try:
             with frozen_heap():
-                async with mcp.lifespan():
+                async with running(mounted.values()):
                     yield
         finally:
             if close_bank:
@@ -215,7 +220,7 @@ def create_team_app(
         redoc_url=None,
     )
     app.state.bank = bank
-    app.state.tasks = None  # Why: cli/serve.py's shutdown asks; team mode runs no tasks
+    app.state.tasks = None  # Why: server/serve.py's shutdown asks; team mode runs no tasks
     _install_error_handlers(app)
 
     @app.exception_handler(StoreUnreachable)
@@ -241,8 +246,7 @@ def create_team_app(
         """Version and mode (no secrets)."""
         return {"version": __version__, "mode": "team"}
 
-    # /mcp: the memory tools per user; a plain route (a Mount would redirect /mcp to /mcp/).
-    app.router.routes.append(Route("/mcp", endpoint=mcp))
+    add_routes(app, mounted)  # /mcp: the memory tools per user
 
     @app.api_route(
         "/{rest:path}", methods=["GET", "POST", "PATCH", "DELETE", "PUT"], include_in_schema=False

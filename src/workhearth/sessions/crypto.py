@@ -317,7 +317,7 @@ def _session_key(cfg: EncryptionConfig, session_id: str, meta: Mapping[str, Any]
 class SessionCipher:
     """Seals and opens the lines and files of one encrypted session."""
 
-    __slots__ = ("_aead", "_key_check", "session_id")
+    __slots__ = ("_aead", "_key_check", "_name_key", "session_id")
 
     def __init__(self, session_id: str, key: bytes) -> None:
         if len(key) != KEY_LEN:
@@ -325,6 +325,9 @@ class SessionCipher:
         self.session_id = session_id
         self._aead = AESGCM(key)
         self._key_check = _key_check(key)
+        # Why a key of its own: names must not reveal content (a bare sha256 of a known
+        # file would), and a key used for naming is never used for sealing.
+        self._name_key = hmac.new(key, b"workhearth/names", hashlib.sha256).digest()
 
     def __repr__(self) -> str:
         return f"SessionCipher(session_id={self.session_id!r})"
@@ -460,6 +463,11 @@ class SessionCipher:
             return None
 
     # -- whole files
+
+    def keyed_name(self, digest: str) -> str:
+        """A file name for content whose sha256 is ``digest`` that says nothing of it
+        without the key (checkpoint contents, issue 22)."""
+        return hmac.new(self._name_key, digest.encode("ascii"), hashlib.sha256).hexdigest()
 
     def _blob_ad(self, label: str) -> bytes:
         return (

@@ -6,7 +6,7 @@ import contextlib
 import gc
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -45,11 +45,34 @@ _CALL_ID = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 Format = Literal["anthropic", "openai"]
 
 
+@dataclass(frozen=True)
+class RewindRequest:
+    """What :meth:`Session.rewind` was asked (REST and MCP bodies carry the same)."""
+
+    to: int | None
+    dry_run: bool = False
+    files_only: bool = False
+    conversation_only: bool = False
+    force: bool = False
+    undo: bool = False
+
+
+Rewind = Callable[["Session", RewindRequest], dict[str, Any]]
+
+
 class Session:
     """A session folder. Reading needs no lock; the first append takes the writer lock."""
 
-    def __init__(self, folder: Path, config: Config, meta: SessionMeta | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        config: Config,
+        meta: SessionMeta | None = None,
+        *,
+        rewinder: Rewind | None = None,
+    ) -> None:
         self.folder = folder
+        self._rewinder = rewinder
         self.id = folder.name
         self.config = config
         self.transcript = folder / TRANSCRIPT
@@ -305,11 +328,57 @@ class Session:
     def read_receipt_file(self, name: str) -> bytes:
         return self._read_sealed(self._receipt_path(name), f"receipt:{name}")
 
-    def _write_sealed(self, path: Path, label: str, data: bytes) -> None:
+    def write_file(self, name: str, data: bytes, *, durable: bool = True) -> Path:
+        """Keep ``data`` at ``name`` (a path inside the session folder) atomically, sealed
+        like the transcript when the session is encrypted (rewind journals, issue 22);
+        ``durable=False``: whole after a kill, not promised after a power loss."""
+        path = self._inside(name)
+        self._write_sealed(path, f"file:{name}", data, durable=durable)
+        return path
+
+    def read_file(self, name: str) -> bytes:
+        """What :meth:`write_file` kept at ``name``."""
+        return self._read_sealed(self._inside(name), f"file:{name}")
+
+    def _inside(self, name: str) -> Path:
+        parts = name.split("/")
+        if not name or name.startswith("/") or any(p in ("", ".", "..") for p in parts):
+            raise UsageError(f"bad session file name {name!r}")
+        return self.folder.joinpath(*parts)
+
+    def rewind(
+        self,
+        to: int | None = None,
+        *,
+        dry_run: bool = False,
+        files_only: bool = False,
+        conversation_only: bool = False,
+        force: bool = False,
+        undo: bool = False,
+    ) -> dict[str, Any]:
+        """Undo turn ``to`` and every later one (files and conversation), or ``undo`` the last
+        rewind: the plan (DESIGN §8), carried out unless ``dry_run``. Needs a session opened
+        through :class:`~workhearth.Workhearth` (which knows how to touch the files)."""
+        if self._rewinder is None:
+            raise UsageError("rewinding needs a session opened through Workhearth(...).sessions")
+        return self._rewinder(
+            self,
+            RewindRequest(to, dry_run, files_only, conversation_only, force, undo),
+        )
+
+    def events(self, after_seq: int = 0) -> Iterator[dict[str, Any]]:
+        """Every good event of the transcript with a seq above ``after_seq``, in order
+        (opened when the session is encrypted); the fold's input, unfolded."""
+        for event in scan(self.transcript, self.id, opener=self._opener()):
+            if event["seq"] > after_seq:
+                yield event
+
+    def _write_sealed(self, path: Path, label: str, data: bytes, *, durable: bool = True) -> None:
         """A file of this session, sealed under ``label`` when the session is encrypted."""
         make_private_dir(path.parent)
         cipher = self.cipher
-        atomic_write(path, cipher.seal_blob(label, data) if cipher is not None else data)
+        sealed = cipher.seal_blob(label, data) if cipher is not None else data
+        atomic_write(path, sealed, durable=durable)
 
     def _read_sealed(self, path: Path, label: str) -> bytes:
         data = path.read_bytes()

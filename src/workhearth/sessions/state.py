@@ -2,7 +2,7 @@
 
 The log is linear, so folding is one pass: ``message`` events append, ``compact``
 replaces every message up to a seq with its summary, ``rewind`` drops messages
-after a seq, ``checkpoint`` and ``title`` overwrite. The folded state is what the
+after a seq (and brings back those an undone rewind dropped), ``checkpoint`` and ``title`` overwrite. The folded state is what the
 snapshot caches; API repair happens later, on the way out (:mod:`.reconstruct`).
 
 :class:`BusinessState` is what a ``checkpoint`` event's ``state`` holds, read and
@@ -20,6 +20,7 @@ from typing import Any
 from workhearth.models.messages import Message
 
 COMPACT_PREFIX = "[Summary of the earlier conversation]\n"
+REWIND_PREFIX = "[Summary of turns the user rewound (their changes were undone)]\n"
 
 # Why: the keys every checkpoint carried before this class existed; they are
 # written even when empty so a checkpoint stays what DESIGN §5 describes.
@@ -145,16 +146,41 @@ class SessionState:
         elif kind == "compact":
             self._compact(event)
         elif kind == "rewind":
-            to_seq = event.get("to_seq")
-            if isinstance(to_seq, int):
-                keep = _count_at_or_below(self.seqs, to_seq)
-                del self.messages[keep:]
-                del self.seqs[keep:]
+            self._rewind(event)
         elif kind == "title":
             if isinstance(event.get("title"), str):
                 self.title = event["title"]
         elif kind == "meta" and not self.meta:
             self.meta = event
+
+    def _rewind(self, event: dict[str, Any]) -> None:
+        """Drop the messages after ``to_seq``; bring back ``restore``d ones (an undone
+        rewind's, with their own seqs); add a ``summary`` of the undone turns."""
+        to_seq = event.get("to_seq")
+        if isinstance(to_seq, int):
+            keep = _count_at_or_below(self.seqs, to_seq)
+            del self.messages[keep:]
+            del self.seqs[keep:]
+        restore = event.get("restore")
+        if isinstance(restore, list):
+            for item in restore:
+                if not isinstance(item, dict):
+                    continue
+                msg, seq = item.get("message"), item.get("seq")
+                if isinstance(msg, dict) and isinstance(seq, int):
+                    if not self.seqs or seq > self.seqs[-1]:
+                        self.messages.append(msg)  # type: ignore[arg-type]
+                        self.seqs.append(seq)
+        summary = event.get("summary")
+        if isinstance(summary, str) and summary:
+            self.messages.append(
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": REWIND_PREFIX + summary}],
+                    "id": f"rewind-{event['seq']}",
+                }
+            )
+            self.seqs.append(event["seq"])
 
     def _compact(self, event: dict[str, Any]) -> None:
         upto = event.get("upto_seq")

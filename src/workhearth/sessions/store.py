@@ -25,7 +25,7 @@ from workhearth.sessions.codec import SCHEMA_VERSION, NewerFormatError
 from workhearth.sessions.listing import first_prompt
 from workhearth.sessions.log import LogWriter, read_meta
 from workhearth.sessions.meta import SessionMeta
-from workhearth.sessions.session import TRANSCRIPT, Session
+from workhearth.sessions.session import TRANSCRIPT, Rewind, Session
 from workhearth.trash import Trash
 
 LIST_LIMIT = 30
@@ -61,10 +61,18 @@ def _message_view(msg: Message) -> dict[str, Any]:
 class SessionStore:
     """All sessions under one ``HEARTH_HOME``; ``workspace`` is where new ones go."""
 
-    def __init__(self, config: Config, workspace: Path | str) -> None:
+    def __init__(
+        self, config: Config, workspace: Path | str, *, rewinder: Rewind | None = None
+    ) -> None:
         self.config = config
         self.paths: HearthPaths = config.paths
         self.workspace = str(Path(workspace).absolute())
+        # Why given: rewinding touches the workspace's files, which is the task layer's
+        # work; the library wires it in (app.py) so ``session.rewind(…)`` works.
+        self.rewinder = rewinder
+
+    def _session(self, folder: Path) -> Session:
+        return Session(folder, self.config, rewinder=self.rewinder)
 
     # --------------------------------------------------------------- create
     def sessions_dir(self, workspace: str) -> Path:
@@ -117,7 +125,7 @@ class SessionStore:
             meta.update(extra_meta)
         with LogWriter(folder / TRANSCRIPT, sid, "always") as writer:
             writer.append("meta", meta)
-        session = Session(folder, self.config)
+        session = self._session(folder)
         session._cipher = cipher
         return session
 
@@ -144,7 +152,7 @@ class SessionStore:
             folder = matches[0] if matches else None
         if folder is None:
             raise NotFoundError(f"no session {session_id!r}")
-        return Session(folder, self.config)
+        return self._session(folder)
 
     def _all_folders(self) -> list[Path]:
         root = self.paths.projects
@@ -168,7 +176,7 @@ class SessionStore:
                         best = (mtime, sub)
         if best is None:
             raise NotFoundError(f"no session in workspace {ws}")
-        return Session(best[1], self.config)
+        return self._session(best[1])
 
     # ---------------------------------------------------------------- list
     def list(

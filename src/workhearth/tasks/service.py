@@ -11,6 +11,7 @@ sessions show`` and the page all tell the same story.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -41,9 +42,10 @@ from workhearth.errors import (
 )
 from workhearth.sessions.backend import SessionBackend
 from workhearth.sessions.reconstruct import repair
-from workhearth.sessions.session import Session
+from workhearth.sessions.session import RewindRequest, Session
 from workhearth.sessions.state import SessionState
 from workhearth.shell.runner import interrupt_commands
+from workhearth.tasks.rewind import Rewinder, RewindPlan, Turn, rewind_session
 from workhearth.tasks.task import (
     ANSWERS,
     EventApprover,
@@ -53,6 +55,7 @@ from workhearth.tasks.task import (
     failure_words,
     final_status,
 )
+from workhearth.tasks.team.run import TEAM_META, TeamOptions, TeamResult, is_team, run_team
 from workhearth.tasks.words import NO_MODEL
 
 # Why a bound: finished tasks are kept only so a page can re-attach to their end;
@@ -91,11 +94,20 @@ def transcript_status(
     """
     state = state if state is not None else session.load()
     outcome = state.business.extra.get(OUTCOME)
-    if isinstance(outcome, dict) and outcome.get("status") == "failed":
+    if isinstance(outcome, dict) and outcome.get("status") in ("failed", "waiting"):
         reason = outcome.get("reason")
-        return "failed", reason if isinstance(reason, str) else None
+        return outcome["status"], reason if isinstance(reason, str) else None
     messages = repair(state.messages).messages
     return ("stopped" if messages and messages[-1]["role"] == "user" else "done"), None
+
+
+def _team_end(outcome: TeamResult) -> tuple[str, str | None]:
+    """A team run's end as a run's reason and message (waiting: ``questions`` or ``plan``)."""
+    if outcome.status == "waiting":
+        return outcome.reason or "plan", None
+    if outcome.status == "failed":
+        return "error", outcome.reason
+    return outcome.status, None
 
 
 def _products_hold_up(session: Session, reason: str, message: str | None) -> tuple[str, str | None]:
@@ -253,10 +265,12 @@ class TaskService:
         skill: str | None = None,
         example: str | None = None,
         values: Mapping[str, str] | None = None,
+        team: TeamOptions | None = None,
     ) -> Task:
         """A new session working on ``prompt`` (or ``skill``'s ``example`` filled with
         ``values``), in the background. Checked before anything exists: its folder,
-        prompt, skill and model."""
+        prompt, skill and model. With ``team``: a team task (issue 23) that waits for its
+        questions' answers and its plan's approval (``resume`` gives them)."""
         if mode is not None and mode not in MODES:
             raise UsageError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
         wh = self.hearth(self._workspace(workspace))
@@ -266,8 +280,12 @@ class TaskService:
             from workhearth.agent.tools import SkillState
 
             SkillState(wh.skills).load(skill)  # Why: an unknown skill leaves no session
-        session = wh.sessions.create(model=model, mode=mode or "agent")
+        if team is not None and skill:
+            raise UsageError("a team task takes no skill")
+        extra = {TEAM_META: True} if team is not None else None
+        session = wh.sessions.create(model=model, mode=mode or "agent", extra_meta=extra)
         task = Task(session.id)
+        task.team = self._team(team)
         # Why the skill as an option: the user's words stay the prompt and the title.
         opts = self.options(task, wh, mode=mode, model=model, skill=skill)
         self._launch(task, wh, session, opts, prompt)
@@ -315,14 +333,15 @@ class TaskService:
 
     # ------------------------------------------------------------ resume
     def prepare_resume(
-        self, session_id: str, *, prompt: str | None, model: str | None
+        self, session_id: str, *, prompt: str | None, model: str | None, waiting_ok: bool = False
     ) -> tuple[Workhearth, Session]:
         """Check a resume before it starts: the session, its folder, its model, its lock."""
         wh = self.hearth(None)
         session = wh.sessions.open(session_id)
         if self.live(session.id) is not None:
             raise TaskConflict(f"session {session.id} is already running", code="task_running")
-        if not (prompt and prompt.strip()) and transcript_status(session)[0] == "done":
+        finished = transcript_status(session)[0] == "done"
+        if not (prompt and prompt.strip()) and finished and not waiting_ok:
             raise TaskConflict(
                 f"session {session.id} is finished; send a task to give it its next instruction",
                 code="task_finished",
@@ -354,11 +373,18 @@ class TaskService:
         prompt: str | None = None,
         mode: str | None = None,
         model: str | None = None,
+        team: TeamOptions | None = None,
     ) -> Task:
         """Continue a stopped, failed or crashed session in the background; with
-        ``prompt``, give it its next instruction."""
-        wh, session = self.prepare_resume(session_id, prompt=prompt, model=model)
+        ``prompt``, give it its next instruction; ``team``: a team task's answers,
+        approval or nudge."""
+        if team is not None:
+            prompt = None  # Why: a team task's next words are answers or a nudge, not a prompt
+        wh, session = self.prepare_resume(
+            session_id, prompt=prompt, model=model, waiting_ok=team is not None
+        )
         task = Task(session.id)
+        task.team = self._team(team)
         opts = self.options(task, wh, mode=mode, model=model)
         self._launch(task, wh, session, opts, prompt.strip() if prompt else None)
         return task
@@ -397,9 +423,12 @@ class TaskService:
         opts: RunOptions,
         prompt: str | None,
         on_event: Callable[[TaskEvent], None],
+        *,
+        team: TeamOptions | None = None,
     ) -> Task:
         """Run a task in this thread (the terminal): ``on_event`` renders each event."""
         task = Task(session.id)
+        task.team = team
         task.on_event = on_event
         opts.listener = task.listener
         given = opts.on_agent
@@ -413,6 +442,23 @@ class TaskService:
         self._register(task, session)
         self.run(task, wh, session, opts, prompt)
         return task
+
+    def run_team_new(
+        self,
+        wh: Workhearth,
+        prompt: str,
+        opts: RunOptions,
+        team: TeamOptions,
+        on_event: Callable[[TaskEvent], None],
+    ) -> Task:
+        """A new team task (issue 23) of ``wh``'s workspace, led in this thread."""
+        if not prompt.strip():
+            raise UsageError("the task is empty")
+        self.require_model(wh, opts.model)
+        session = wh.sessions.create(
+            model=opts.model, mode=opts.mode or "agent", extra_meta={TEAM_META: True}
+        )
+        return self.run_here(wh, session, opts, prompt, on_event, team=team)
 
     def run_new(
         self,
@@ -442,8 +488,15 @@ class TaskService:
             # re-attaching mid-run shows it from here, once.
             task.publish("prompt", {"text": prompt})
         try:
-            result = resume(wh, session, opts, prompt)
-            reason, message = result.status, result.error
+            # Why (issue 22): a rewind a crash cut short is finished before the session goes on.
+            Rewinder.for_session(session).complete_pending()
+            if is_team(session):
+                reason, message = _team_end(
+                    run_team(wh, session, opts, prompt, task.team or TeamOptions(yes=opts.yes))
+                )
+            else:
+                result = resume(wh, session, opts, prompt)
+                reason, message = result.status, result.error
         except KeyboardInterrupt:  # a stop (or Ctrl-C) outside the loop's own handling
             reason = "interrupted"
         except HearthError as exc:
@@ -460,11 +513,73 @@ class TaskService:
         self._record(wh, session.id, reason, message)
         task.finish(reason, message)
 
+    def _team(self, team: TeamOptions | None) -> TeamOptions | None:
+        if team is not None:
+            team.parallel = self.config.team_parallel  # Why: [team] parallel, read once
+        return team
+
+    def team_info(self, session_id: str) -> dict[str, Any]:
+        """A team task's phase, questions, plan, board and report (``GET /v1/tasks/{id}/team``)."""
+        from workhearth.tasks.team.run import team_view
+
+        with self.hearth(None).sessions.open(session_id) as session:
+            if not is_team(session):
+                raise NotFoundError(f"session {session.id} is not a team task")
+            return team_view(session)
+
+    def rewind_turns(self, session_id: str) -> tuple[str, list[Turn]]:
+        """The session's full id and its turns, for ``rewind --list`` (a rewind a crash cut
+        short is completed first, unless the session is running)."""
+        wh = self.hearth(None)
+        with wh.sessions.open(session_id) as session:
+            rewinder = Rewinder.for_session(session)
+            if self.live(session.id) is None:
+                with contextlib.suppress(SessionLockedError):
+                    rewinder.complete_pending()
+            return session.id, rewinder.turns()
+
+    def rewind(
+        self,
+        session_id: str,
+        *,
+        to: int | None = None,
+        undo: bool = False,
+        files: bool = True,
+        conversation: bool = True,
+        dry_run: bool = False,
+        force: bool = False,
+        summarize: bool = False,
+        on_step: Callable[[str], None] | None = None,
+    ) -> RewindPlan:
+        """Rewind a session to just before turn ``to`` (or ``undo`` the last rewind): the plan,
+        carried out unless ``dry_run`` (DESIGN §6, §8). Refused while the session runs."""
+        wh = self.hearth(None)
+        session = wh.sessions.open(session_id)
+        if self.live(session.id) is not None:
+            session.close()
+            raise TaskConflict(
+                f"session {session.id} is running; stop it before rewinding", code="task_running"
+            )
+        request = RewindRequest(to, dry_run, not conversation, not files, force, undo)
+        with session:
+            plan = rewind_session(wh, session, request, summarize=summarize, on_step=on_step)
+        if not dry_run and plan.conversation:
+            # Why: a finished run's events replay to every new stream; once its turns were
+            # rewound they are gone, and the transcript alone tells the conversation.
+            with self._lock:
+                task = self._tasks.get(session.id)
+                if task is not None and task.finished:
+                    del self._tasks[session.id]
+        return plan
+
     def _record(self, wh: Workhearth, session_id: str, reason: str, message: str | None) -> None:
         """Keep the end in the transcript, so every surface tells it after a restart too."""
         try:
+            status = final_status(reason)
+            # Why: a waiting team task says what it waits for (``questions`` or ``plan``).
+            words = reason if status == "waiting" else failure_words(reason, message)
             with wh.sessions.open(session_id) as session:
-                record_outcome(session, final_status(reason), failure_words(reason, message))
+                record_outcome(session, status, words)
         except HearthError as exc:  # a full disk, a session deleted meanwhile
             log.warning("task %s: its end was not recorded (%s)", session_id, exc)
 

@@ -38,6 +38,9 @@ _ENDS: dict[str, Status] = {
     "nothing_to_do": "done",
     "interrupted": "stopped",
     "stopped": "stopped",
+    # A team task waits for the user (issue 23): its questions, or its plan's approval.
+    "questions": "waiting",
+    "plan": "waiting",
 }
 _REASONS = {
     "max_steps": "it reached its step limit ([quest] max_steps)",
@@ -123,6 +126,8 @@ class Task:
         self.cancel: Callable[[], None] | None = None
         # Ends the commands the run has running (set by the service).
         self.interrupt: Callable[[], object] | None = None
+        # A team task's answers, approval and board (tasks/team/run.py TeamOptions).
+        self.team: Any = None
         self._lock = threading.Lock()
         self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()
         self._call_ids = itertools.count(1)

@@ -653,7 +653,7 @@ def test_every_hearth_command_the_guidance_mentions_exists() -> None:
 
     import typer
 
-    from workhearth.cli.main import app
+    from workhearth.main import app
 
     root = typer.main.get_command(app)
     folder = BUILTIN / "hearth-guidance"

@@ -32,6 +32,7 @@ from workhearth.agent.audit import (
     Outcome,
     summarize,
 )
+from workhearth.agent.reach import outside_reach
 from workhearth.agent.tools.context import ToolContext, ToolResult, bound
 from workhearth.errors import HearthError
 from workhearth.models.streaming import ToolSpec
@@ -173,6 +174,13 @@ class ToolRegistry:
     def names(self) -> list[str]:
         return list(self._tools)
 
+    def only(self, names: Iterable[str]) -> ToolRegistry:
+        """A registry of just the tools named (a team role's ``tools``; unknown names skipped)."""
+        kept = ToolRegistry()
+        wanted = set(names)
+        kept._tools = {name: t for name, t in self._tools.items() if name in wanted}
+        return kept
+
     def get(self, name: str) -> Tool | None:
         return self._tools.get(name)
 
@@ -228,7 +236,16 @@ class ToolRegistry:
                 decision = "denied-by-policy"
             else:
                 decision, result = self._run(t, args, ctx)
-        problem = self._audit(ctx, name, arguments, decision, result, time.monotonic() - started)
+        reach = _reach(t, arguments, ctx, decision)
+        if reach:
+            result = dataclasses.replace(
+                result,
+                content=f"{result.content}\n[workhearth: a rewind cannot undo what this "
+                f"command may have done beyond the authorized folders: {'; '.join(reach)}]",
+            )
+        problem = self._audit(
+            ctx, name, arguments, decision, result, time.monotonic() - started, reach
+        )
         if problem:
             result = dataclasses.replace(
                 result, content=f"{result.content}\n[workhearth: {problem}]"
@@ -318,6 +335,7 @@ class ToolRegistry:
         decision: Decision,
         result: ToolResult | None,
         duration: float,
+        reach: list[str] | None = None,
     ) -> str | None:
         """Write the audit line (``result`` None: the call starts); a description of the
         failure when it could not be written."""
@@ -340,12 +358,29 @@ class ToolRegistry:
                 outcome=outcome,
                 summary=summary,
                 call_id=ctx.call_id or None,
+                reach=reach,
             )
         except OSError as exc:
             # Why: a full disk must not turn a finished call into a crash of the loop;
             # the call is still in the transcript, and the result says the audit missed it.
             return f"the audit log could not be written ({exc.strerror or exc})"
         return None
+
+
+def _reach(
+    t: Tool | None, arguments: Mapping[str, Any], ctx: ToolContext, decision: Decision
+) -> list[str] | None:
+    """What a command that ran may have done beyond a rewind (see agent/reach.py)."""
+    if t is None or not t.options.command_arg or not isinstance(arguments, Mapping):
+        return None
+    if not decision.startswith("allowed"):
+        return None
+    command = arguments.get(t.options.command_arg)
+    if not isinstance(command, str):
+        return None
+    # Why both spellings: the workspace may be reached through a link (/home -> /data/home).
+    roots = [root.path for root in ctx.fs.roots] + [root.real for root in ctx.fs.roots]
+    return outside_reach(command, roots, sandboxed=ctx.sandbox is not None) or None
 
 
 class BoundTools:

@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import Annotated
 
 import orjson
-from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
+from fastapi import APIRouter, Depends, FastAPI, HTTPException, Path, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from workhearth.api.errors import MemoryNotFound
 from workhearth.api.models import EntryListOut, EntryOut, SearchOut
@@ -82,8 +84,33 @@ async def search(request: Request) -> Response:
     return _search(memory, query.q, query.limit)
 
 
+class _SearchEndpoint:
+    """:func:`search` as a plain ASGI endpoint, for :func:`serve_search_first`."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = await search(Request(scope, receive))
+        await response(scope, receive, send)
+
+
+def serve_search_first(app: FastAPI) -> None:
+    """Put ``GET /v1/memory/search`` first in the app's routes, as a plain Starlette route.
+
+    Why: FastAPI's own work for a route (matching through the included routers,
+    solving its parameters, its request and response wrappers) cost a search request
+    ~0.07 ms of CPU, a tenth of it. The same :func:`search` answers; its FastAPI
+    route stays the documented one (OpenAPI, the 405s of ``allowed_methods``), and
+    errors still go through the app's exception handlers. Other methods on the path
+    fall through to the routes after it.
+    """
+    app.router.routes.insert(
+        0, Route(f"{router.prefix}/search", _SearchEndpoint(), methods=["GET"])
+    )
+
+
 def _search(memory: Memory, q: str, limit: int) -> Response:
-    return _json({"results": [h.as_dict() for h in memory.search(q, limit=limit)]})
+    # Why the hits themselves: orjson writes a dataclass as its fields in order, the
+    # bytes of ``Hit.as_dict`` (tests/server/test_search_route.py), without a dict per hit.
+    return _json({"results": memory.search(q, limit=limit)})
 
 
 def _json(data: dict) -> Response:

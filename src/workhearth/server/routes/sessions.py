@@ -1,5 +1,5 @@
 """``/v1/sessions``: list sessions (with their task status), read their messages and
-the files their tool calls changed."""
+the files their tool calls changed, and rewind them (issue 22)."""
 
 from __future__ import annotations
 
@@ -10,11 +10,15 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from workhearth.api.session_models import (
     FilesChangedOut,
     LatestOut,
+    RewindIn,
+    RewindPlanOut,
     SessionListOut,
     TranscriptOut,
+    TurnsOut,
 )
 from workhearth.app import Workhearth
 from workhearth.server.deps import hearth_dep
+from workhearth.server.errors import HttpError
 from workhearth.server.schemas import ID_MAX, errors
 from workhearth.sessions.store import COUNT_DEFAULT, COUNT_MAX, COUNT_MIN
 
@@ -66,3 +70,33 @@ def latest(session_id: SessionId, wh: Hearth) -> dict:
 def changes(session_id: SessionId, wh: Hearth) -> dict:
     """The files the session's tool calls created, modified or deleted, oldest first."""
     return wh.sessions.files_changed(session_id).as_dict()
+
+
+@router.get("/{session_id}/turns", response_model=TurnsOut, responses=errors(404, 409))
+def turns(session_id: SessionId, request: Request) -> dict:
+    """The session's prompts in order, live ones numbered, each with the files it changed."""
+    full_id, found = request.app.state.tasks.rewind_turns(session_id)
+    return {"session_id": full_id, "turns": [t.as_dict() for t in found]}
+
+
+@router.post("/{session_id}/rewind", response_model=RewindPlanOut, responses=errors(404, 409, 422))
+def rewind(session_id: SessionId, body: RewindIn, request: Request) -> dict:
+    """Undo turn ``to`` and every later one: files (also what commands changed) and the
+    conversation; ``dry_run`` only says what would change. A file changed outside the task
+    is a conflict (409) unless ``force``; a running session is a 409."""
+    from workhearth.tasks.rewind import RewindRefused
+    from workhearth.tasks.service import TaskConflict
+
+    tasks = request.app.state.tasks
+    try:
+        plan = tasks.rewind(
+            session_id,
+            to=body.to,
+            files=not body.conversation_only,
+            conversation=not body.files_only,
+            dry_run=body.dry_run,
+            force=body.force,
+        )
+    except (RewindRefused, TaskConflict) as exc:
+        raise HttpError(409, exc.message, code=exc.code, params=exc.params) from None
+    return plan.as_dict()

@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, Header, Path, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from workhearth.api.session_models import TaskOut, TaskStarted
+from workhearth.api.session_models import TaskOut, TaskStarted, TeamOut
 from workhearth.server.errors import HttpError
 from workhearth.server.schemas import ID_MAX, PATH_MAX, errors
 from workhearth.server.tasks import Task, TaskConflict, TaskService, sse_stream
@@ -32,6 +32,18 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+Answers = Annotated[
+    dict[Annotated[str, Field(max_length=NAME_MAX)], Annotated[str, Field(max_length=TASK_MAX)]],
+    Field(max_length=50, description="A team task's answers: question id -> answer."),
+]
+
+
+def _team(answers: dict[str, str] | None, approve: bool = False, nudge: str | None = None) -> Any:
+    from workhearth.tasks.team.run import TeamOptions
+
+    return TeamOptions(answers=answers, yes=approve, nudge=nudge or None)
+
+
 class TaskIn(_Strict):
     task: str = Field("", max_length=TASK_MAX, description="What to do, in the user's words.")
     workspace: str | None = Field(None, max_length=PATH_MAX, description="Absolute folder path.")
@@ -42,14 +54,21 @@ class TaskIn(_Strict):
     values: dict[str, Annotated[str, Field(max_length=PATH_MAX)]] = Field(
         default_factory=dict, max_length=50
     )
+    team: bool = Field(False, description="A team task: questions, a plan, specialists.")
+    answers: Answers | None = None
 
 
 class ResumeIn(_Strict):
-    """Optional: ``task`` gives a finished session its next instruction (a chat's next turn)."""
+    """Optional: ``task`` gives a finished session its next instruction (a chat's next turn);
+    for a team task ``answers`` answer its questions, ``approve`` approves its plan and
+    ``nudge`` asks the lead to change it."""
 
     task: str | None = Field(None, max_length=TASK_MAX)
     mode: Literal["ask", "agent", "quest"] | None = None
     model: str | None = Field(None, max_length=NAME_MAX)
+    answers: Answers | None = None
+    approve: bool = False
+    nudge: str | None = Field(None, max_length=TASK_MAX)
 
 
 class ApprovalIn(_Strict):
@@ -89,6 +108,7 @@ def start(body: TaskIn, tasks: Tasks) -> dict[str, Any]:
             skill=body.skill or None,
             example=body.example or None,
             values=body.values,
+            team=_team(body.answers) if body.team else None,
         )
     return _started(task)
 
@@ -109,11 +129,15 @@ def get_task(session_id: SessionId, tasks: Tasks) -> dict[str, Any]:
 def resume(session_id: SessionId, tasks: Tasks, body: ResumeIn | None = None) -> dict[str, Any]:
     """Continue a stopped or crashed session (or, with ``task``, give it its next instruction)."""
     with _http_errors():
+        team = None
+        if body is not None and (body.answers or body.approve or body.nudge):
+            team = _team(body.answers, body.approve, body.nudge)
         task = tasks.resume(
             session_id,
             prompt=body.task if body else None,
             mode=body.mode if body else None,
             model=(body.model or None) if body else None,
+            team=team,
         )
     return _started(task)
 
@@ -173,3 +197,10 @@ def events(
         # Why: proxies (nginx) must pass each event on at once, not buffer the stream.
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+
+
+@router.get("/{session_id}/team", response_model=TeamOut, responses=errors(404))
+def team_state(session_id: SessionId, tasks: Tasks) -> dict[str, Any]:
+    """A team task's phase, questions, plan, steps (the board) and report."""
+    with _http_errors():
+        return tasks.team_info(session_id)

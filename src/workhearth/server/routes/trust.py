@@ -14,7 +14,7 @@ from fastapi import APIRouter, Depends, Request
 
 from workhearth.api.workbench_models import TrustOut
 from workhearth.app import Workhearth
-from workhearth.mcp.trust_view import folder_servers
+from workhearth.mcp.client.trust_view import folder_servers
 from workhearth.server.deps import hearth_dep
 from workhearth.server.schemas import TrustIn
 from workhearth.trust import MCP_JSON, FolderTrust, TrustStore

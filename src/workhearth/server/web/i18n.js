@@ -3,6 +3,8 @@
 import CHECK from "./strings-check.js";
 import ERRORS from "./strings-errors.js";
 import LIVE from "./strings-live.js";
+import REWIND from "./strings-rewind.js";
+import TEAM from "./strings-team.js";
 import VIEWS from "./strings-views.js";
 
 const STRINGS = {
@@ -281,7 +283,7 @@ const STRINGS = {
     "audit.summary": "摘要",
   },
 };
-for (const extra of [CHECK, ERRORS, LIVE, VIEWS]) for (const lang of ["en", "zh"]) Object.assign(STRINGS[lang], extra[lang]);
+for (const extra of [CHECK, ERRORS, LIVE, REWIND, TEAM, VIEWS]) for (const lang of ["en", "zh"]) Object.assign(STRINGS[lang], extra[lang]);
 
 const KEY = "hearth.lang";
 

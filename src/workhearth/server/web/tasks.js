@@ -3,7 +3,9 @@ import { api, listOf, q } from "./api.js";
 import { $, clear, h } from "./dom.js";
 import { counted, errorText, known, outcomeText } from "./errors.js";
 import { t } from "./i18n.js";
+import { turnsPanel } from "./rewind.js";
 import { attach } from "./stream.js";
+import { addTeamStart, teamPanel } from "./team.js";
 import { renderAudit } from "./trash.js";
 import { ago, errorToast, statusBadge, toast, when } from "./ui.js";
 
@@ -77,6 +79,7 @@ function showList() {
       h("tbody"),
     ),
   );
+  addTeamStart($(".toolbar", section));
   renderList();
   listTimer = setInterval(() => {
     if (document.visibilityState === "visible") renderList();
@@ -249,18 +252,31 @@ async function showTask(id) {
   const files = h("div", { class: "files-box" });
   const produced = h("div", { class: "receipts-box" });
   const audit = h("div", { class: "audit-box", hidden: true });
+  // Why a reload after a rewind: the thread and the files are the server's, as they are now.
+  const turns = turnsPanel(id, { onRewound: () => follow() });
   const title = h("h2", { class: "task-title", text: id });
+  // Why: a team task (issue #23) shows its questions, plan, board and report above the thread.
+  const team = teamPanel(id, {
+    onResumed: () => {
+      setStatus("running");
+      follow();
+    },
+  });
   section.append(
     h("a", { href: "#/tasks", class: "back", text: `← ${t("tasks.all")}` }),
     h("div", { class: "task-head" }, h("div", {}, title, h("div", { class: "muted small mono", text: id })), status, controls),
+    team.el,
     thread,
     produced,
     files,
+    turns.el,
     audit,
   );
 
   const setStatus = (value, reason) => {
     clear(status).append(statusBadge(value));
+    team.setStatus(value);
+    turns.setRunning(value === "running" || value === "waiting");
     if (value === "failed" && reason) status.append(h("div", { class: "task-reason", role: "alert", text: reason }));
     clear(controls);
     if (value === "running" || value === "waiting") {

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from workhearth.errors import HearthError
-from workhearth.mcp.client import read_mcp_json, server_environment
+from workhearth.mcp.client.servers import read_mcp_json, server_environment
 from workhearth.trust import MCP_JSON
 
 _SHOWN_VALUE = 60

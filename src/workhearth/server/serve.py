@@ -1,6 +1,9 @@
-"""``hearth serve``: the REST API and the web workbench on this machine.
+"""``hearth serve``: the REST API and the web workbench on this machine, or a team's bank.
 
-FastAPI and uvicorn are imported inside the command, so other commands pay nothing.
+The server's own command: :mod:`workhearth.main` builds it with :func:`serve_command`,
+handing it the invocation's library object, the process environment and what to mount
+beside the API (the MCP server at ``/mcp``). FastAPI and uvicorn are imported inside the
+command, so other commands pay nothing.
 """
 
 from __future__ import annotations
@@ -8,20 +11,20 @@ from __future__ import annotations
 import contextlib
 import errno
 import ipaddress
-import os
 import signal
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from workhearth.cli.context import hearth
 from workhearth.errors import HearthError, UsageError
 
 if TYPE_CHECKING:
+    from workhearth.app import Workhearth
+    from workhearth.server.mounts import LocalMount, TeamMount
     from workhearth.server.slow_clients import ClientTimeouts
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -73,11 +76,11 @@ def _remote_hosts(host: str) -> frozenset[str]:
     return frozenset(names)
 
 
-def _can_open_browser() -> bool:
+def _can_open_browser(env: Mapping[str, str]) -> bool:
     # Why: without a display, webbrowser may start a text browser that takes the terminal.
     if sys.platform in ("darwin", "win32"):
         return True
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
 
 
 def _server_class(uvicorn: Any) -> Any:
@@ -97,69 +100,99 @@ def _server_class(uvicorn: Any) -> Any:
     return Server
 
 
-def serve(
-    host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = (
-        DEFAULT_PORT
-    ),
-    allow_remote: Annotated[
-        bool,
-        typer.Option("--allow-remote", help="Allow a --host other than this machine's loopback."),
-    ] = False,
-    no_open: Annotated[
-        bool, typer.Option("--no-open", help="Do not open the workbench in a browser.")
-    ] = False,
-    store: Annotated[
-        str | None,
-        typer.Option(
-            "--store",
-            help="Team mode: serve the team memory bank in this postgresql://… database.",
-        ),
-    ] = None,
-    store_key_file: Annotated[
-        Path | None,
-        typer.Option(
-            "--store-key-file", help="Team mode: the bank's encryption key ([team] key_file)."
-        ),
-    ] = None,
-    login_url: Annotated[
-        bool,
-        typer.Option(
-            "--login-url",
-            help="Print a fresh one-time login URL for the server already running "
-            "from this HEARTH_HOME, and exit.",
-        ),
-    ] = False,
-    allowed_host: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--allowed-host",
-            help="A Host name this server answers to besides localhost (repeatable; "
-            "[server] allowed_hosts).",
-        ),
-    ] = None,
-) -> None:
-    """Serve the REST API and the web workbench (prints a one-time login URL).
+def serve_command(
+    hearth: Callable[[], Workhearth],
+    env: Mapping[str, str],
+    mounts: Mapping[str, LocalMount],
+    team_mounts: Mapping[str, TeamMount],
+) -> Callable[..., None]:
+    """``hearth serve`` for this process: ``hearth()`` gives the invocation's library
+    object, ``env`` is the process environment, the mounts are served beside the API."""
 
-    With --store, serve a team's memory bank instead (per-user tokens, no tasks).
-    """
-    if host not in LOOPBACK and not allow_remote:
-        raise UsageError(
-            f"--host {host} would let other machines reach your memory and sessions; "
-            "add --allow-remote if you mean it"
+    def serve(
+        host: Annotated[str, typer.Option(help="Interface to listen on.")] = "127.0.0.1",
+        port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = (
+            DEFAULT_PORT
+        ),
+        allow_remote: Annotated[
+            bool,
+            typer.Option(
+                "--allow-remote", help="Allow a --host other than this machine's loopback."
+            ),
+        ] = False,
+        no_open: Annotated[
+            bool, typer.Option("--no-open", help="Do not open the workbench in a browser.")
+        ] = False,
+        store: Annotated[
+            str | None,
+            typer.Option(
+                "--store",
+                help="Team mode: serve the team memory bank in this postgresql://… database.",
+            ),
+        ] = None,
+        store_key_file: Annotated[
+            Path | None,
+            typer.Option(
+                "--store-key-file", help="Team mode: the bank's encryption key ([team] key_file)."
+            ),
+        ] = None,
+        login_url: Annotated[
+            bool,
+            typer.Option(
+                "--login-url",
+                help="Print a fresh one-time login URL for the server already running "
+                "from this HEARTH_HOME, and exit.",
+            ),
+        ] = False,
+        allowed_host: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--allowed-host",
+                help="A Host name this server answers to besides localhost (repeatable; "
+                "[server] allowed_hosts).",
+            ),
+        ] = None,
+    ) -> None:
+        """Serve the REST API and the web workbench (prints a one-time login URL).
+
+        With --store, serve a team's memory bank instead (per-user tokens, no tasks).
+        """
+        if host not in LOOPBACK and not allow_remote:
+            raise UsageError(
+                f"--host {host} would let other machines reach your memory and sessions; "
+                "add --allow-remote if you mean it"
+            )
+        if login_url:
+            _print_login_url(env)
+            return
+        timeouts = _client_timeouts(env)
+        wh = hearth()
+        allowed = frozenset(
+            h.strip().lower()
+            for h in (*wh.config.allowed_hosts, *(allowed_host or ()))
+            if h.strip()
         )
-    if login_url:
-        _print_login_url()
-        return
-    timeouts = _client_timeouts()
-    wh = hearth()
-    allowed = frozenset(
-        h.strip().lower() for h in (*wh.config.allowed_hosts, *(allowed_host or ())) if h.strip()
-    )
-    if store is not None:
-        key_file = store_key_file or wh.config.team_key_file
-        _serve_team(store, key_file, host, port, allowed, timeouts)
-        return
+        if store is not None:
+            key_file = store_key_file or wh.config.team_key_file
+            _serve_team(store, key_file, host, port, allowed, timeouts, team_mounts)
+            return
+        browser = not no_open and _can_open_browser(env)
+        _serve_local(wh, host, port, allowed, timeouts, browser, env, mounts)
+
+    return serve
+
+
+def _serve_local(
+    wh: Workhearth,
+    host: str,
+    port: int,
+    allowed: frozenset[str],
+    timeouts: ClientTimeouts,
+    browser: bool,
+    env: Mapping[str, str],
+    mounts: Mapping[str, LocalMount],
+) -> None:
+    """The REST API, the workbench and the mounts for this home, until Ctrl-C."""
     from workhearth.server.security import LOGIN_TTL, TOKEN_FILE, load_or_create_token
 
     token = load_or_create_token(wh.home)
@@ -172,7 +205,12 @@ def serve(
 
     extra = (_remote_hosts(host) if host not in LOOPBACK else frozenset()) | allowed
     app = create_app(
-        wh.config, token=token, workspace=wh.workspace, extra_hosts=extra, env=os.environ
+        wh.config,
+        token=token,
+        workspace=wh.workspace,
+        extra_hosts=extra,
+        env=env,
+        mounts=mounts,
     )
     base = f"http://{_url_host('127.0.0.1' if host in ('0.0.0.0', '::') else host)}:{port}"
     # Why plain print, each on its own line: Rich would wrap a long URL at the terminal's
@@ -188,7 +226,7 @@ def serve(
             file=sys.stderr,
             flush=True,
         )
-    if not no_open and _can_open_browser():
+    if browser:
         import webbrowser
 
         # Why a second login token: the printed URL stays usable if the browser
@@ -216,7 +254,7 @@ def serve(
         raise typer.Exit(1)
 
 
-def _print_login_url() -> None:
+def _print_login_url(env: Mapping[str, str]) -> None:
     """Ask the server running from this home for a one-time login URL, and print it alone."""
     import httpx
 
@@ -224,7 +262,7 @@ def _print_login_url() -> None:
     from workhearth.server.running import running_url
     from workhearth.server.security import TOKEN_FILE
 
-    home = default_home(os.environ)
+    home = default_home(env)
     url = running_url(home)
     none = f"no hearth serve is running from {home} (start one with: hearth serve)"
     if url is None:
@@ -251,11 +289,11 @@ class NotRunning(HearthError):
     exit_code = 1
 
 
-def _client_timeouts() -> ClientTimeouts:
+def _client_timeouts(env: Mapping[str, str]) -> ClientTimeouts:
     """10 s for a request's head, 30 s for its body; ``HEARTH_CLIENT_TIMEOUTS=H,B`` (tests)."""
     from workhearth.server.slow_clients import ClientTimeouts
 
-    value = os.environ.get("HEARTH_CLIENT_TIMEOUTS", "").strip()
+    value = env.get("HEARTH_CLIENT_TIMEOUTS", "").strip()
     if not value:
         return ClientTimeouts()
     try:
@@ -298,6 +336,7 @@ def _serve_team(
     port: int,
     allowed: frozenset[str],
     timeouts: ClientTimeouts,
+    mounts: Mapping[str, TeamMount],
 ) -> None:
     """Team mode: the bank API on PostgreSQL; refuses to start on a damaged database."""
     from workhearth.bank.server.store import PgBank, check_url, where
@@ -322,7 +361,7 @@ def _serve_team(
     from workhearth.server.team import create_team_app
 
     extra = (_remote_hosts(host) if host not in LOOPBACK else frozenset()) | allowed
-    app = create_team_app(bank, extra_hosts=extra)
+    app = create_team_app(bank, extra_hosts=extra, mounts=mounts)
     base = f"http://{_url_host('127.0.0.1' if host in ('0.0.0.0', '::') else host)}:{port}"
     sealed = "encrypted" if key is not None else "not encrypted"
     print(f"hearth serve: team bank {where(store)} ({sealed}) on {base}/", flush=True)

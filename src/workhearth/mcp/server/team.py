@@ -23,8 +23,8 @@ from starlette.concurrency import run_in_threadpool
 from workhearth.api.models import DeletedOut, EntryListOut, EntryOut, SearchOut
 from workhearth.bank.server.store import PgBank
 from workhearth.errors import HearthError
-from workhearth.mcp.http import unauthorized
-from workhearth.mcp.server import (
+from workhearth.mcp.server.http import unauthorized
+from workhearth.mcp.server.tools import (
     DELETE,
     READ,
     WRITE,

@@ -42,7 +42,7 @@ from workhearth.agent.tools.registry import ToolOptions
 from workhearth.app import Workhearth
 from workhearth.config import Config
 from workhearth.errors import ConfigError
-from workhearth.mcp.client import (
+from workhearth.mcp.client.servers import (
     MCPServers,
     RemoteTool,
     Warn,

@@ -41,7 +41,7 @@ from typing import Any
 from workhearth.config import Config, McpServerConfig, mcp_server_config
 from workhearth.errors import ConfigError, HearthError
 from workhearth.fsutil import atomic_write, make_private_dir
-from workhearth.mcp.processes import GRACE, TERM_WAIT
+from workhearth.mcp.client.processes import GRACE, TERM_WAIT
 from workhearth.procgroups import ProcessGroups
 from workhearth.trust import MCP_JSON, FolderTrust, file_digest
 
@@ -416,7 +416,7 @@ class MCPServers:
     # ------------------------------------------------------------ lifecycle (loop side)
     def _transport(self, spec: McpServerConfig, conn: _Conn) -> Any:
         if spec.transport == "stdio":
-            from workhearth.mcp.stdio import ServerProcess
+            from workhearth.mcp.client.stdio import ServerProcess
 
             conn.errlog = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
             conn.process = process = ServerProcess(

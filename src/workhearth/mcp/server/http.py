@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 from workhearth.config import Config
-from workhearth.mcp.server import build_server
+from workhearth.mcp.server.tools import build_server
 
 NOT_LOGGED_IN = (
     "not logged in: send Authorization: Bearer <$HEARTH_HOME/server.token>, "

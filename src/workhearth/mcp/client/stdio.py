@@ -4,7 +4,7 @@ The SDK's ``stdio_client`` starts the server in a new session too, but a
 server that never answers costs its shutdown grace periods, and nothing ties the
 server to hearth's life. Here the server is started through asyncio (which takes a
 ``preexec_fn``) as the leader of its own process group that dies with hearth
-(:mod:`workhearth.mcp.processes`); the wire is the SDK's: one JSON-RPC message a line,
+(:mod:`workhearth.mcp.client.processes`); the wire is the SDK's: one JSON-RPC message a line,
 parsed and written by its own types.
 
 Ending: a server that never sent a message is SIGKILLed with its whole group at once
@@ -28,7 +28,7 @@ import anyio
 from mcp.shared.message import SessionMessage
 from mcp.types import jsonrpc_message_adapter
 
-from workhearth.mcp.processes import GRACE, TERM_WAIT
+from workhearth.mcp.client.processes import GRACE, TERM_WAIT
 from workhearth.procgroups import (
     GroupRecord,
     ProcessGroups,

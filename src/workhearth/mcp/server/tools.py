@@ -28,7 +28,14 @@ from pydantic import Field
 from workhearth.api.args import checked_workspace
 from workhearth.api.errors import MemoryNotFound
 from workhearth.api.models import ContextIn, DeletedOut, EntryListOut, EntryOut, SearchOut
-from workhearth.api.session_models import LatestOut, SessionListOut, TaskStatus, TranscriptOut
+from workhearth.api.session_models import (
+    LatestOut,
+    RewindPlanOut,
+    SessionListOut,
+    TaskStarted,
+    TaskStatus,
+    TranscriptOut,
+)
 from workhearth.api.skill_models import SkillDetailOut, SkillListOut
 from workhearth.api.skills import skill_detail, skill_summary
 from workhearth.app import Workhearth
@@ -52,7 +59,7 @@ Workspace = Annotated[
 ]
 
 
-# Why named: the local and the team memory tools (mcp/team.py) take the same arguments.
+# Why named: the local and the team memory tools (server/team.py) take the same arguments.
 Content = Annotated[str, Field(description="One plain sentence the user confirmed.")]
 Level = Annotated[Literal["critical", "normal", "low"], Field(description="Importance.")]
 Tags = Annotated[list[str] | None, Field(description="Up to 32 tags of 64.")]
@@ -138,6 +145,7 @@ def build_server(config: Config, workspace: Path | str, *, inline: bool = True) 
     )
     _memory_tools(server, hearths)
     _session_tools(server, hearths)
+    _team_tools(server, hearths)
     _skill_tools(server, hearths)
     _skill_prompts(server, hearths)
     return server
@@ -256,6 +264,67 @@ def _session_tools(server: MCPServer, hearths: Hearths) -> None:
         """The newest message of a session."""
         out = hearths.call(workspace, lambda wh: wh.sessions.latest_message(id))
         return LatestOut.model_validate(out.as_dict())
+
+    @_tool(server, hearths, annotations=DELETE, title="Rewind a session")
+    def session_rewind(
+        id: Annotated[str, Field(description="The session id.")],
+        to: Annotated[int, Field(description="The turn to undo, with every later one (from 1).")],
+        dry_run: Annotated[bool, Field(description="Only say what would change.")] = False,
+        files_only: Annotated[
+            bool, Field(description="Put back the files; keep the conversation.")
+        ] = False,
+        conversation_only: Annotated[
+            bool, Field(description="Rewind the conversation; leave the files.")
+        ] = False,
+        force: Annotated[
+            bool, Field(description="Also replace files changed outside the task (trashed first).")
+        ] = False,
+        workspace: Workspace = None,
+    ) -> RewindPlanOut:
+        """Undo what a session's turns did, files (also what commands changed) and
+        conversation; a file changed outside the task is refused unless ``force``."""
+
+        def rewind(wh: Workhearth) -> RewindPlanOut:
+            with wh.sessions.open(id) as session:
+                plan = session.rewind(
+                    to,
+                    dry_run=dry_run,
+                    files_only=files_only,
+                    conversation_only=conversation_only,
+                    force=force,
+                )
+            return RewindPlanOut.model_validate(plan)
+
+        return hearths.call(workspace, rewind)
+
+
+def _team_tools(server: MCPServer, hearths: Hearths) -> None:
+    services: dict[Path, Any] = {}
+
+    @_tool(server, hearths, annotations=WRITE, title="Start a team task")
+    def team_start(
+        task: Annotated[str, Field(description="What the team should deliver, in words.")],
+        answers: Annotated[
+            dict[str, str] | None,
+            Field(description="Answers to the lead's questions, by question id."),
+        ] = None,
+        workspace: Workspace = None,
+    ) -> TaskStarted:
+        """A team of specialists plans and delivers the task in quest mode (alone inside
+        the folder's boundaries); returns the lead's session id at once. Questions the
+        lead asks take ``answers`` or their defaults; read progress with session_read."""
+        from workhearth.tasks.service import TaskService
+        from workhearth.tasks.team.run import TeamOptions
+
+        def start(wh: Workhearth) -> TaskStarted:
+            service = services.get(wh.workspace)
+            if service is None:
+                service = services[wh.workspace] = TaskService(wh.config, wh.workspace)
+            team = TeamOptions(answers=answers, yes=True)
+            started = service.start(task, workspace=str(wh.workspace), mode="quest", team=team)
+            return TaskStarted(session_id=started.session_id, status=started.status)
+
+        return hearths.call(workspace, start)
 
 
 def _status(wh: Workhearth, session_id: str) -> TaskStatus:

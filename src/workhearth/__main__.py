@@ -1,0 +1,5 @@
+"""``python -m workhearth``: the ``hearth`` command."""
+
+from workhearth.main import run
+
+run()
