@@ -203,8 +203,8 @@ def time_post_render(rendered: Path, tools: Tools, into: Path, text: bool) -> fl
     """What check_file does after LibreOffice: read the rendered PDF (its text only for a
     PDF checked as itself), make thumbnails."""
     started = time.perf_counter()
-    pdf_facts(rendered, what="rendered ", text=text)
-    thumbnails(tools, rendered, into, "bench")
+    facts = pdf_facts(rendered, what="rendered ", text=text)
+    thumbnails(tools, rendered, into, "bench", min(3, facts.pages))
     return time.perf_counter() - started
 
 

@@ -356,8 +356,8 @@ def test_a_claude_role_and_a_review_that_sends_work_back(hearth: Hearth, routed)
 
 def test_mcp_team_start_returns_at_once_and_the_team_delivers(hearth: Hearth, routed) -> None:
     import anyio
-    from mcp import Client
 
+    from mcp import Client
     from workhearth.config import load_config
     from workhearth.mcp.server.tools import build_server
 

@@ -14,6 +14,7 @@ from workhearth.check.render import Conversion, RenderError, Tools, thumbnails, 
 from workhearth.errors import NotFoundError, UsageError
 
 TEXT_KEPT = 2000
+THUMBNAILS = 3  # the first pages (slides) a receipt shows
 INSTALL_LIBREOFFICE = (
     "LibreOffice (Debian: apt-get install libreoffice-writer libreoffice-calc libreoffice-impress)"
 )
@@ -68,7 +69,7 @@ def _check_pdf(receipt: Receipt, path: Path, tools: Tools, thumbs: Path | None) 
     receipt.pages, receipt.text = facts.pages, facts.text[:TEXT_KEPT]
     receipt.problems += facts.problems
     if facts.pages:
-        _thumbnails(receipt, path, tools, thumbs)
+        _thumbnails(receipt, path, tools, thumbs, facts.pages)
 
 
 def _check_office(receipt: Receipt, path: Path, tools: Tools, thumbs: Path | None) -> None:
@@ -179,19 +180,16 @@ def _rendered(receipt: Receipt, converting: Conversion, tools: Tools, thumbs: Pa
         )
         return
     receipt.checked.append("round trip")
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(1) as pool:
-        # Why: poppler draws the thumbnails while this process reads the PDF.
-        drawing = pool.submit(_thumbnails, receipt, rendered, tools, thumbs)
-        facts = pdf_facts(rendered, what="rendered ", text=False)
-        drawing.result()
+    # Why one after the other: without its text a page reads in a millisecond.
+    facts = pdf_facts(rendered, what="rendered ", text=False)
+    if facts.pages:
+        _thumbnails(receipt, rendered, tools, thumbs, facts.pages)
     receipt.pages = facts.pages
     # Why only glyph problems: LibreOffice's export is ours, its fonts are embedded.
     receipt.problems += [p for p in facts.problems if p.kind == "text"]
 
 
-def _thumbnails(receipt: Receipt, pdf: Path, tools: Tools, thumbs: Path | None) -> None:
+def _thumbnails(receipt: Receipt, pdf: Path, tools: Tools, thumbs: Path | None, pages: int) -> None:
     if thumbs is None:
         return
     if tools.pdftoppm is None:
@@ -205,7 +203,7 @@ def _thumbnails(receipt: Receipt, pdf: Path, tools: Tools, thumbs: Path | None) 
         )
         return
     try:
-        made = thumbnails(tools, pdf, thumbs, receipt.sha256[:16])
+        made = thumbnails(tools, pdf, thumbs, receipt.sha256[:16], min(pages, THUMBNAILS))
     except RenderError as exc:
         receipt.problems.append(
             Problem("opens", "render", str(exc), "render", {"detail": str(exc)})

@@ -471,7 +471,9 @@ class Scratch:
 
 
 def _write_manifest(path: Path, manifest: dict[str, Any]) -> None:
-    atomic_write(path / MANIFEST, json.dumps(manifest, indent=1).encode())
+    # Why not durable: after a power loss the step runs again in a new scratch copy; a
+    # killed process still leaves the manifest whole (the rename is atomic).
+    atomic_write(path / MANIFEST, json.dumps(manifest, indent=1).encode(), durable=False)
 
 
 # ---- merging scratches into the workspace --------------------------------------------------
