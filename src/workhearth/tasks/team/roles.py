@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from workhearth.agent.tools.skills import FOREIGN_NAMES
 from workhearth.errors import ConfigError, NotFoundError, UsageError
 from workhearth.paths import HearthPaths
 from workhearth.skills.validate import (
@@ -92,19 +93,8 @@ HEARTH_TOOLS = frozenset(
         "browser_close",
     }
 )
-# Claude Code's tool names (case-insensitive) to ours.
-CLAUDE_TOOLS = {
-    "read": "read_file",
-    "write": "write_file",
-    "edit": "edit_file",
-    "multiedit": "edit_file",
-    "bash": "shell",
-    "glob": "glob",
-    "grep": "grep",
-    "ls": "list_dir",
-    "task": "task",
-    "agent": "task",
-}
+# Claude Code's tool names (case-insensitive) to ours: the ones skills use, and "Agent".
+CLAUDE_TOOLS = {**FOREIGN_NAMES, "agent": "task"}
 CLAUDE_DROPPED = frozenset({"webfetch", "websearch"})
 # Claude's permissionMode → a mode ceiling; None = the run's own (nothing here widens it).
 CLAUDE_MODES: dict[str, str | None] = {
