@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pytest
 
 from tests.agent.conftest import Tree
+from workhearth.agent.checkpoints import ContentStore
 from workhearth.agent.history import FileHistory
 from workhearth.agent.safefs import SafeFS
 from workhearth.config import load_config
@@ -34,12 +36,17 @@ def test_versions_are_kept_with_a_manifest(session: Session, fs: SafeFS, tree: T
     assert [(i.n, i.call_id, i.size) for i in items] == [(1, "call_1", 9), (2, "call_2", 3)]
     assert items[0].original == str(tree.root / "README.md")
     assert history.read(1) == b"# readme\n" and history.read(2) == b"v2\n"
+    # The bytes are in the workspace's content store, the one rewind uses, kept once.
     folder = session.folder / "file-history"
-    assert sorted(p.name for p in folder.iterdir()) == [
-        "1-README.md",
-        "2-README.md",
-        "manifest.jsonl",
-    ]
+    assert sorted(p.name for p in folder.iterdir()) == ["manifest.jsonl"]
+    store = ContentStore(session.folder.parent.parent / "checkpoints-store")
+    assert store.get(items[0].sha or "") == b"# readme\n"
+    objects = set((session.folder.parent.parent / "checkpoints-store").glob("objects/*/*"))
+    _write(fs, history, "README.md", "# readme\n", "call_3")  # keeps "v3": one new object
+    _write(fs, history, "README.md", "v4\n", "call_4")  # keeps "# readme" again: none
+    assert history.read(4) == b"# readme\n"
+    now = set((session.folder.parent.parent / "checkpoints-store").glob("objects/*/*"))
+    assert len(now - objects) == 1 and objects <= now
     with pytest.raises(NotFoundError):
         history.read(9)
 
@@ -111,10 +118,23 @@ def test_encrypted_sessions_keep_no_plaintext(tmp_path: Path, tree: Tree) -> Non
     s = SessionStore(cfg, tree.root).create()
     history = FileHistory(s)
     history.save("/w/SECRET-NAME.txt", b"SECRET-CONTENT", call_id="c1", replaced_by=b"new")
-    for path in history.folder.iterdir():
-        raw = path.read_bytes()
+    store = s.folder.parent.parent / "checkpoints-store"
+    for path in [*history.folder.iterdir(), *store.rglob("*")]:
+        raw = path.read_bytes() if path.is_file() else b""
         assert b"SECRET" not in raw and "SECRET" not in path.name, path
     again = FileHistory(SessionStore(cfg, tree.root).open(s.id))
     assert again.read(1) == b"SECRET-CONTENT"
     assert again.list()[0].original == "/w/SECRET-NAME.txt"
     s.close()
+
+
+def test_versions_kept_as_files_before_the_store_still_read(session: Session) -> None:
+    history = FileHistory(session)
+    history.folder.mkdir(parents=True)
+    (history.folder / "1-notes.md").write_bytes(b"an old version\n")
+    old = {"n": 1, "original": "/w/notes.md", "time": 1.0, "call_id": "c0", "size": 15,
+           "file": "1-notes.md", "replaced_by": None}  # fmt: skip
+    history.manifest.write_bytes(orjson.dumps(old) + b"\n")
+    assert history.read(1) == b"an old version\n"
+    assert history.save("/w/notes.md", b"newer").n == 2  # numbering goes on
+    assert history.read(2) == b"newer"

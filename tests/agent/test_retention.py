@@ -17,6 +17,7 @@ import pytest
 from tests.agent.conftest import Tree
 from tests.e2e.conftest import make_hearth, tree_digest
 from workhearth.agent.audit import AuditLog
+from workhearth.agent.checkpoints import ContentStore
 from workhearth.agent.history import FileHistory
 from workhearth.agent.retention import DAY, MARKER, sweep, sweep_if_due
 from workhearth.agent.runner import RunOptions, housekeeping
@@ -48,11 +49,17 @@ def trash_item(config: Config, tree: Tree, name: str, days: float) -> str:
 
 
 def versions(session: Session, *ages: float) -> FileHistory:
-    """One kept version per age (days), numbered 1, 2, … in that order."""
+    """One kept version per age (days), numbered 1, 2, … in that order: the manifest's
+    time moved back, and the content in the store as old."""
     history = FileHistory(session)
+    store = ContentStore(session.folder.parent.parent / "checkpoints-store", session.cipher)
     for n, days in enumerate(ages, 1):
         item = history.save(f"/work/file{n}.txt", f"version {n}".encode(), call_id=f"call_{n}")
-        age(history.folder / item.file, days)
+        age(store.path(item.sha or ""), days)
+    lines = [orjson.loads(line) for line in history.manifest.read_bytes().splitlines()]
+    for line, days in zip(lines, ages, strict=True):
+        line["time"] = NOW - days * DAY
+    history.manifest.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
     return history
 
 
@@ -98,7 +105,7 @@ def test_old_file_history_versions_go_with_their_manifest_lines(session: Session
     assert report.file_history == 2
     assert [i.n for i in history.list()] == [3]
     assert history.read(3) == b"version 3"
-    assert sorted(p.name for p in history.folder.iterdir()) == ["3-file3.txt", "manifest.jsonl"]
+    assert sorted(p.name for p in history.folder.iterdir()) == ["manifest.jsonl"]
     # Numbering goes on after the kept version.
     assert history.save("/work/x", b"next").n == 4
 

@@ -1,14 +1,18 @@
 """The session's file history: every overwrite or edit keeps the previous version (DESIGN §5).
 
-``sessions/<id>/file-history/`` holds ``<n>-<name>`` (the bytes a tool
-replaced) and ``manifest.jsonl``, one line per version: ``n``, the original
-path, time, tool call id, size, and the sha256 of the content that replaced it.
-In an encrypted session the version files are sealed with the session key,
-named ``<n>.bin``, and each manifest line is sealed too (a path is content).
+The bytes a tool replaced go to the workspace's content store, the one checkpoints use
+(``checkpoints-store/``, agent/checkpoints.py: by sha256, written once, zstd; sealed
+under keyed names when the session is encrypted), so a version the rewind store already
+holds costs nothing again. ``sessions/<id>/file-history/manifest.jsonl`` has one line
+per version: ``n``, the original path, time, tool call id, size, the content's ``sha``
+and the sha256 of the content that replaced it; in an encrypted session each line is
+sealed, with only ``n`` and ``time`` in the clear (for retention). Versions kept before
+the store was shared are files ``<n>-<name>`` (``<n>.bin`` sealed) beside the manifest
+and are read as they are.
 
-The version file is written (atomically, fsynced) before its manifest line and
-before the overwrite it protects; numbering comes from the folder listing, so a
-crash between the two never reuses a number.
+The content is durable before its manifest line, and both before the overwrite they
+protect; numbering comes from the manifest and the folder, so a crash between the two
+never reuses a number.
 
 Restoring is like the trash's: it refuses to replace a file that changed since
 the session last wrote it (someone else's newer work) unless ``overwrite`` is
@@ -19,6 +23,7 @@ can itself be undone.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import os
 import re
@@ -29,16 +34,16 @@ from typing import Any
 
 import orjson
 
+from workhearth.agent.checkpoints import STORE, ContentStore
 from workhearth.agent.safefs import SafeFS
 from workhearth.agent.workspace import Workspaces
 from workhearth.errors import CorruptDataError, NotFoundError, UsageError
-from workhearth.fsutil import append_line, atomic_write, make_private_dir
+from workhearth.fsutil import append_line, make_private_dir
 from workhearth.sessions.session import Session
 
 FOLDER = "file-history"
 MANIFEST = "manifest.jsonl"
 _NUMBERED = re.compile(r"^(\d+)[-.]")
-_UNSAFE = re.compile(r"[^A-Za-z0-9._+\-]")
 
 
 @dataclass(frozen=True)
@@ -48,8 +53,9 @@ class HistoryItem:
     time: float
     call_id: str | None
     size: int
-    file: str
+    file: str  # "" when the content is in the store (``sha``)
     replaced_by: str | None = None  # sha256 of the content written over this version
+    sha: str | None = None  # the content's sha256 in the workspace's content store
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -69,10 +75,20 @@ class FileHistory:
         self.folder = session.folder / FOLDER
         self.manifest = self.folder / MANIFEST
 
+    def _store(self) -> ContentStore:
+        return ContentStore(self.session.folder.parent.parent / STORE, self.session.cipher)
+
     def _next_number(self) -> int:
         if not self.folder.is_dir():
             return 1
         numbers = [int(m.group(1)) for p in os.listdir(self.folder) if (m := _NUMBERED.match(p))]
+        try:
+            raw = self.manifest.read_bytes()
+        except FileNotFoundError:
+            raw = b""
+        for text in raw.splitlines():
+            with contextlib.suppress(ValueError, TypeError, AttributeError):
+                numbers.append(int(orjson.loads(text).get("n")))
         return max(numbers, default=0) + 1
 
     def save(
@@ -87,25 +103,23 @@ class FileHistory:
         make_private_dir(self.folder)
         cipher = self.session.cipher
         n = self._next_number()
-        if cipher is not None:
-            name, data = f"{n}.bin", cipher.seal_blob(f"file-history:{n}", previous)
-        else:
-            base = _UNSAFE.sub("_", os.path.basename(original.rstrip("/")))[:100] or "file"
-            name, data = f"{n}-{base}", previous
+        store = self._store()
+        digest = store.put(previous)
+        store.flush()  # Why: the bytes are durable before the line that names them
         item = HistoryItem(
             n=n,
             original=original,
             time=time.time(),
             call_id=call_id,
             size=len(previous),
-            file=name,
+            file="",
             replaced_by=sha256(replaced_by) if replaced_by is not None else None,
+            sha=digest,
         )
-        atomic_write(self.folder / name, data)
         line: dict[str, Any] = item.as_dict()
         if cipher is not None:
             sealed = cipher.seal_blob(f"file-history-manifest:{n}", orjson.dumps(line))
-            line = {"n": n, "sealed": base64.b64encode(sealed).decode("ascii")}
+            line = {"n": n, "time": item.time, "sealed": base64.b64encode(sealed).decode("ascii")}
         append_line(self.manifest, orjson.dumps(line) + b"\n")
         return item
 
@@ -137,8 +151,10 @@ class FileHistory:
         raise NotFoundError(f"no version {n} in the file history of session {self.session.id}")
 
     def read(self, n: int) -> bytes:
-        """The bytes of version ``n``."""
+        """The bytes of version ``n`` (NotFoundError once retention removed them)."""
         item = self.get(n)
+        if item.sha is not None:
+            return self._store().get(item.sha)
         data = (self.folder / item.file).read_bytes()
         cipher = self.session.cipher
         if cipher is not None:

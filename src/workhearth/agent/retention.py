@@ -185,39 +185,58 @@ def prune_tool_outputs(folder: Path, cutoff: float) -> int:
 
 
 def prune_file_history(folder: Path, cutoff: float) -> int:
-    """Delete versions last written before ``cutoff`` and their manifest lines.
+    """Delete versions written before ``cutoff`` and their manifest lines.
 
-    The manifest is rewritten first (atomically) and the files removed after,
-    so a crash in between leaves an unlisted file for the next sweep, never a
-    listed version whose bytes are gone. Lines are matched by their version
-    number, which sealed lines of encrypted sessions carry in the clear.
+    A version in the content store (a line with ``sha``, or a sealed line) goes with its
+    line, by the line's time; its bytes leave the store when nothing used them for the
+    same days (:func:`prune_checkpoints`). An older version kept as a file goes by the
+    file's time. The manifest is rewritten first (atomically) and the files removed
+    after, so a crash in between leaves an unlisted file for the next sweep, never a
+    listed version whose bytes are gone. Lines are matched by their version number,
+    which sealed lines of encrypted sessions carry in the clear.
     """
     if not folder.is_dir():
         return 0
-    versions: dict[int, Path] = {}
+    files: dict[int, Path] = {}
     for path in folder.iterdir():
         m = _VERSION.match(path.name)
         if m and path.is_file() and not path.is_symlink():
-            versions[int(m.group(1))] = path
-    old = {n for n, path in versions.items() if _older(path, cutoff)}
+            files[int(m.group(1))] = path
+    manifest = folder / MANIFEST
+    try:
+        lines = manifest.read_bytes().splitlines()
+    except FileNotFoundError:
+        lines = []
+    old = {n for n, path in files.items() if _older(path, cutoff)}
+    stored = {n for line in lines if (n := _stored_before(line, cutoff)) is not None}
+    old |= stored
     if not old:
         return 0
-    manifest = folder / MANIFEST
-    if len(old) == len(versions):
+    kept = [line for line in lines if _version_of(line) not in old]
+    if kept:
+        atomic_write(manifest, b"".join(line + b"\n" for line in kept))
+    else:
         with contextlib.suppress(FileNotFoundError):
             manifest.unlink()
-    else:
-        try:
-            raw = manifest.read_bytes()
-        except FileNotFoundError:
-            raw = b""
-        kept = [line for line in raw.splitlines() if _version_of(line) not in old]
-        atomic_write(manifest, b"".join(line + b"\n" for line in kept))
     for n in sorted(old):
-        with contextlib.suppress(FileNotFoundError):
-            versions[n].unlink()
+        if n in files:
+            with contextlib.suppress(FileNotFoundError):
+                files[n].unlink()
     _remove_if_empty(folder)
     return len(old)
+
+
+def _stored_before(line: bytes, cutoff: float) -> int | None:
+    """The number of a version kept in the content store and written before ``cutoff``."""
+    try:
+        data = orjson.loads(line)
+        n, when = data.get("n"), data.get("time")
+    except (ValueError, AttributeError):
+        return None
+    in_store = "sha" in data or "sealed" in data
+    if in_store and isinstance(n, int) and isinstance(when, int | float) and when < cutoff:
+        return n
+    return None
 
 
 def _version_of(line: bytes) -> int | None:
