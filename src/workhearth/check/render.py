@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -196,16 +197,27 @@ class Conversion:
         """The PDF; RenderError when LibreOffice failed or ran out of time."""
         if self._failed is not None or self.proc is None:
             raise self._failed or RenderError("LibreOffice was not started")
+        # Why a watchdog and a plain wait: ``wait(timeout=…)`` polls with sleeps of up to
+        # 50 ms, so it notices the end late; a blocking wait returns the moment it ends.
+        timed_out = threading.Event()
+
+        def time_out() -> None:
+            timed_out.set()
+            self._kill()
+
+        watchdog = threading.Timer(max(0.1, self._deadline - time.monotonic()), time_out)
+        watchdog.daemon = True
+        watchdog.start()
         try:
-            self.proc.wait(timeout=max(0.1, self._deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            self.cancel()
+            self.proc.wait()
+        finally:
+            watchdog.cancel()
+            self._lock.close()
+        if timed_out.is_set():
             self._failed = RenderError(
                 f"LibreOffice did not finish within {self.tools.timeout:.0f} s"
             )
-            raise self._failed from None
-        finally:
-            self._lock.close()
+            raise self._failed
         result = self.workdir / "in.pdf"
         if self.proc.returncode != 0 or not result.is_file() or result.stat().st_size == 0:
             said = self._said.read_text("utf-8", "replace").strip().splitlines()
@@ -216,12 +228,17 @@ class Conversion:
             raise self._failed
         return result
 
-    def cancel(self) -> None:
-        """Stop LibreOffice (soffice.bin and its helpers too) if it still runs."""
+    def _kill(self) -> None:
+        """SIGKILL LibreOffice's process group (soffice.bin and its helpers too)."""
         if self.proc is not None and self.proc.returncode is None:
             from workhearth.procgroups import signal_group
 
             signal_group(self.proc.pid, signal.SIGKILL)
+
+    def cancel(self) -> None:
+        """Stop LibreOffice (soffice.bin and its helpers too) if it still runs."""
+        if self.proc is not None and self.proc.returncode is None:
+            self._kill()
             self.proc.wait()
         self._lock.close()
 
