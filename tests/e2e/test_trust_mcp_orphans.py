@@ -160,10 +160,14 @@ def test_what_a_sigkilled_run_left_in_the_group_is_ended_by_the_next_run(
     leader, inner = marker(), marker()
     reaper += [leader, inner]
     configure(hearth, *with_a_grandchild(inner, leader), budget=30)
+    running = hearth.home / "cache" / "mcp" / "running"
     with FakeProvider([text_reply(API, "Hello.")]) as fake:
         proc = spawn_hearth(hearth, fake)
         try:
             assert wait_until(lambda: alive(leader) and alive(inner), 30)
+            # Why: the group's record is written just after the server starts (its pid is
+            # known only then); a crash in that instant is the one the sweep cannot see.
+            assert wait_until(lambda: any(running.glob("*.json")), 10), "no group record"
             proc.send_signal(signal.SIGKILL)
         finally:
             proc.wait(10)
