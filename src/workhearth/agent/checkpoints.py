@@ -49,6 +49,7 @@ from workhearth.sessions.crypto import SessionCipher
 
 if TYPE_CHECKING:
     from workhearth.sessions.session import Session
+    from workhearth.sessions.state import SessionState
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -58,6 +59,7 @@ __all__ = [
     "FileState",
     "current_turn",
     "is_prompt",
+    "prompt_seqs",
     "read_records",
 ]
 
@@ -229,6 +231,11 @@ def is_prompt(message: Mapping[str, Any]) -> bool:
     return isinstance(content, list) and all(
         isinstance(b, dict) and b.get("type") in ("text", "image") for b in content
     )
+
+
+def prompt_seqs(state: SessionState) -> list[int]:
+    """The seqs of the user's prompts in the rebuilt conversation: its turns, in order."""
+    return [seq for m, seq in zip(state.messages, state.seqs, strict=True) if is_prompt(m)]
 
 
 def current_turn(session: Session) -> int | None:

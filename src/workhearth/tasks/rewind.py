@@ -40,6 +40,7 @@ from workhearth.agent.checkpoints import (
     ContentStore,
     FileState,
     is_prompt,
+    prompt_seqs,
     read_records,
     sha256,
 )
@@ -257,8 +258,7 @@ class Rewinder:
                 note = f"{path} ({why})"
                 if why and note not in skipped.setdefault(r.turn, []):
                     skipped[r.turn].append(note)
-        live = self._live_prompts()
-        live_seqs = {seq for seq, _m in live}
+        live_seqs = set(prompt_seqs(self.session.load()))
         out: list[Turn] = []
         number = 0
         for event in self.session.events():
@@ -281,14 +281,6 @@ class Rewinder:
             )
         return out
 
-    def _live_prompts(self) -> list[tuple[int, dict[str, Any]]]:
-        state = self.session.load()
-        return [
-            (seq, dict(m))
-            for m, seq in zip(state.messages, state.seqs, strict=True)
-            if is_prompt(m)
-        ]
-
     # ------------------------------------------------------------ planning
     def plan(
         self,
@@ -303,7 +295,7 @@ class Rewinder:
         ``diffs``: with a unified diff per text file (a preview; applying needs none)."""
         if not (files or conversation):
             raise UsageError("a rewind of neither files nor conversation does nothing")
-        prompts = self._live_prompts()
+        prompts = prompt_seqs(self.session.load())
         if not prompts:
             raise UsageError(f"session {self.session.id} has no turns to rewind")
         if not 1 <= to <= len(prompts):
@@ -312,7 +304,7 @@ class Rewinder:
                 f"{len(prompts)}",
                 code="rewind_no_turn",
             )
-        turn_seq = prompts[to - 1][0]
+        turn_seq = prompts[to - 1]
         to_seq = turn_seq - 1 if conversation else None
         if conversation:
             self._check_not_compacted(turn_seq)
@@ -347,7 +339,7 @@ class Rewinder:
         )
 
     def _number(self, turn_seq: int) -> str:
-        for i, (seq, _m) in enumerate(self._live_prompts(), 1):
+        for i, seq in enumerate(prompt_seqs(self.session.load()), 1):
             if seq == turn_seq:
                 return str(i)
         return "(undone)"
@@ -572,7 +564,7 @@ class Rewinder:
     def _finish(self, journal: dict[str, Any]) -> None:
         staged = self._stage(journal)
         for i, entry in enumerate(journal["files"]):
-            self._apply_file(entry, staged.get(i))
+            self._apply_file(entry, *staged.get(i, (None, None)))
             self.on_step(f"file-{i + 1}")
         if staged:
             # Why one sync: each staged file was made durable before its rename (the first
@@ -602,10 +594,12 @@ class Rewinder:
                 return True
         return False
 
-    def _stage(self, journal: dict[str, Any]) -> dict[int, str]:
+    def _stage(self, journal: dict[str, Any]) -> dict[int, tuple[str, FileState | None]]:
         """Write every file the rewind puts back beside its place, then sync them all once:
-        the renames that follow each put a whole, durable file in place."""
-        staged: dict[int, str] = {}
+        the renames that follow each put a whole, durable file in place. For each staged
+        file: its temp name, and what its path held when staged (the apply reads no file
+        twice; nothing else changes a staged file's path meanwhile, the writer lock held)."""
+        staged: dict[int, tuple[str, FileState | None]] = {}
         for i, entry in enumerate(journal["files"]):
             target = _state(entry.get("after"))
             if target is None or target.kind != "file" or target.sha is None:
@@ -619,17 +613,21 @@ class Rewinder:
                 self.fs.stage_file(entry["path"], self.store.get(target.sha), target.mode, tmp)
             except (OSError, HearthError):
                 continue  # Why: written in place, the slow way, when its turn comes
-            staged[i] = tmp
+            staged[i] = (tmp, found)
         if staged and not syncfs(self.fs.roots[0].real):
             staged.clear()  # no syncfs here: every file goes the fsync way
         return staged
 
-    def _apply_file(self, entry: dict[str, Any], staged: str | None = None) -> None:
+    def _apply_file(
+        self, entry: dict[str, Any], staged: str | None = None, found: FileState | None = None
+    ) -> None:
         """Put one path to its ``after`` state; a path already there is left alone (so
-        completing an interrupted rewind repeats nothing)."""
+        completing an interrupted rewind repeats nothing). ``found``: what the path held
+        when its file was ``staged`` (read then); otherwise it is read here."""
         path = entry["path"]
         target = _state(entry.get("after"))
-        found, _data = self._disk(path)
+        if staged is None:
+            found, _data = self._disk(path)
         if (target is not None and target.same(found)) or (target is None and found is None):
             if staged:
                 self.fs.discard_staged(path, staged)
@@ -717,7 +715,7 @@ def summarize_turns(wh: Workhearth, session: Session, to: int) -> str:
     from workhearth.models.router import Router
 
     state = session.load()
-    prompts = [seq for m, seq in zip(state.messages, state.seqs, strict=True) if is_prompt(m)]
+    prompts = prompt_seqs(state)
     if not 1 <= to <= len(prompts):
         raise UsageError(f"turn {to} does not exist", code="rewind_no_turn")
     undone = [
