@@ -138,11 +138,10 @@ def _print_turns(session_id: str, turns: list[Turn], *, json: bool) -> None:
 
 def _print_plan(plan: RewindPlan, *, dry_run: bool, undo: bool) -> None:
     what = "undo the last rewind" if undo else f"rewind to before turn {plan.to_turn}"
-    head = f"session {plan.session_id}: {what}"
-    if dry_run:
-        print(f"{head} (dry run: nothing changed)")
-    else:
-        print(f"{head}: done")
+    what = what[0].upper() + what[1:]
+    # Why two lines: a session id is 32 characters; the two together wrap at 80 columns.
+    print(f"{what} (dry run: nothing changed)" if dry_run else f"{what}: done")
+    print(f"  session {plan.session_id}")
     for f in plan.files:
         note = " CONFLICT: changed outside the task" if f.conflict else ""
         if f.missing:
