@@ -22,10 +22,6 @@ is asked anything), ``--yes`` (the plan is taken as written).
    the scratch copy, the specialist's session, its run beside a plain run, the merge
    back, the state writes and the board, the lead. A cProfile of one team run and one
    plain run (the worker thread's too) gives the functions whose time differs most.
-   A third side (``--no-what-if`` skips it) runs the team with one change patched in by
-   the bench, to size a fix before making it: the list of every tool's name the team
-   builds twice per step (``tasks.team.run._all_tools``, a whole tool registry with a
-   pydantic model per tool) built once.
 2. **Wall time.** ``--wall-steps`` independent steps whose model reply waits ``--delay``
    seconds before answering (a scripted 1-second step), with ``parallel`` = each of
    ``--parallel`` (1, 3, 6): the whole task's wall time and the steps' span (first start
@@ -42,7 +38,6 @@ from __future__ import annotations
 import argparse
 import cProfile
 import datetime
-import functools
 import io
 import json
 import math
@@ -296,24 +291,10 @@ def fsync_ms(folder: Path, n: int = 20) -> float:
 
 
 # --------------------------------------------------------------------------- one run
-@contextmanager
-def tools_listed_once() -> Iterator[None]:
-    """What-if, not hearth's code: ``tasks.team.run._all_tools`` (every tool's name, from a
-    whole registry built with a pydantic model per tool, twice per step) built once."""
-    import workhearth.tasks.team.run as team_run
-
-    built = team_run._all_tools
-    team_run._all_tools = functools.cache(built)
-    try:
-        yield
-    finally:
-        team_run._all_tools = built
-
-
-def overhead_run(base: Path, k: int, reps: int, what_if: bool) -> dict[str, Any]:
+def overhead_run(base: Path, k: int, reps: int) -> dict[str, Any]:
     steps = steps_of(k)
     out: dict[str, Any] = {"team_s": [], "plain_s": [], "lead_call_s": [], "parts": []}
-    sides = ["team", "plain", *(["what_if"] if what_if else [])]
+    sides = ["team", "plain"]
     with world(base, k, 0.0) as (wh, fake, scratch):
         team_once(wh, scratch, 1)  # warm-up: imports, the first session of each project
         plain_once(wh, steps)
@@ -329,9 +310,6 @@ def overhead_run(base: Path, k: int, reps: int, what_if: bool) -> dict[str, Any]
                     out["team_s"].append(wall)
                     out["lead_call_s"].append(clock.total("lead_call"))
                     out["parts"].append(team_parts(clock, wall, k))
-                elif side == "what_if":
-                    with tools_listed_once():
-                        out.setdefault("what_if_s", []).append(team_once(wh, scratch, 1)[0])
                 else:
                     wall = plain_once(wh, steps, clock)
                     out["plain_s"].append(wall)
@@ -452,21 +430,6 @@ def summarize(runs: list[dict[str, Any]], k: int, parallels: list[int]) -> dict[
             (run_med(r, "team_s") - run_med(r, "plain_s") - run_med(r, "lead_call_s")) / k * 1000
         )
     )
-    what_if = None
-    if all("what_if_s" in r["overhead"] for r in runs):
-        what_if = {
-            "per_step_ms": med(
-                lambda r: (run_med(r, "what_if_s") - run_med(r, "plain_s")) / k * 1000
-            ),
-            "per_step_beyond_model_ms": med(
-                lambda r: (
-                    (run_med(r, "what_if_s") - run_med(r, "plain_s") - run_med(r, "lead_call_s"))
-                    / k
-                    * 1000
-                )
-            ),
-            "team_ms": med(lambda r: run_med(r, "what_if_s") * 1000),
-        }
     keys = [*PARTS, "lead_call_per_step", "lead_other_per_step", "report_per_step"]
     keys += ["setup_per_step", "approve_per_step", "pool_per_step"]
     keys += ["rest_per_step", "state_save_ms_each", "state_saves", "board_ms_each"]
@@ -501,7 +464,6 @@ def summarize(runs: list[dict[str, Any]], k: int, parallels: list[int]) -> dict[
             "plain_parts_ms": plain_parts,
             "specialist_vs_plain_run_ms": parts["specialist"] - plain_parts["run_ms"],
             "session_vs_plain_ms": parts["session"] - plain_parts["session_ms"],
-            "what_if_tools_listed_once": what_if,
         },
         "wall": wall,
         "load_avg": med(lambda r: r["load_avg"]),
@@ -536,12 +498,6 @@ def print_tables(s: dict[str, Any], args: argparse.Namespace, runs: list[dict]) 
         f"| (team − plain − lead call) per step | {o['per_step_beyond_model_ms']:.1f} ms | "
         f"≤ {TARGET_MS_PER_STEP:.0f} ms: {verdict(meets['per_step'])} |"
     )
-    wi = o["what_if_tools_listed_once"]
-    if wi:
-        print(
-            f"| what-if, the team's tool list built once (a patch in the bench): "
-            f"(team − plain − lead call) per step | {wi['per_step_beyond_model_ms']:.1f} ms | |"
-        )
     p, pp = o["parts_ms"], o["plain_parts_ms"]
     print("\nWhere a team step's time goes (median ms per step; stopwatches):\n")
     print("| part | team | plain | extra |")
@@ -600,17 +556,11 @@ def print_tables(s: dict[str, Any], args: argparse.Namespace, runs: list[dict]) 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=12, help="steps of the overhead task")
-    parser.add_argument("--reps", type=int, default=4, help="rounds (team, plain, what-if) per run")
+    parser.add_argument("--reps", type=int, default=4, help="rounds (team, plain) per run")
     parser.add_argument("--wall-steps", type=int, default=6)
     parser.add_argument("--parallel", default="1,3,6", help="pool sizes for the wall time")
     parser.add_argument("--delay", type=float, default=1.0, help="seconds each step's reply waits")
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument(
-        "--no-what-if",
-        dest="what_if",
-        action="store_false",
-        help="skip the third side: the team with its tool list built once (a patch)",
-    )
     parser.add_argument("--quick", action="store_true", help="3 steps, 1 run: a few seconds")
     parser.add_argument("--tmp", type=Path, default=None, help="where homes and workspaces go")
     parser.add_argument("--out", type=Path, default=None)
@@ -628,9 +578,7 @@ def main() -> None:
     try:
         for n in range(args.runs):
             log(f"run {n + 1}/{args.runs}: overhead ({args.steps} steps × {args.reps} rounds)")
-            overhead = overhead_run(
-                base / f"run-{n}" / "overhead", args.steps, args.reps, args.what_if
-            )
+            overhead = overhead_run(base / f"run-{n}" / "overhead", args.steps, args.reps)
             log(f"run {n + 1}/{args.runs}: wall time (parallel {args.parallel})")
             wall = wall_run(base / f"run-{n}" / "wall", args.wall_steps, args.delay, parallels)
             runs.append(
@@ -660,7 +608,6 @@ def main() -> None:
             "parallel": parallels,
             "delay_s": args.delay,
             "runs": args.runs,
-            "what_if": args.what_if,
             "dir": str(args.tmp or tempfile.gettempdir()),
         },
         "seconds": time.perf_counter() - started,

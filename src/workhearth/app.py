@@ -35,6 +35,20 @@ class Workhearth:
             config = load_config(env, Path(home) if home is not None else None)
         self.config = config
         self.workspace = Path(workspace if workspace is not None else os.getcwd()).absolute()
+        # The workspace whose project folder (sessions, shell snapshots) this one uses:
+        # itself, or the project a copy was made of (see in_copy).
+        self.project = self.workspace
+
+    def in_copy(self, folder: Path | str, *, config: Config | None = None) -> Workhearth:
+        """This workspace's hearth working in a copy of it (a team specialist's scratch
+        folder): files, commands and trust are ``folder``'s; memory and skills stay this
+        workspace's, since the copy is the same project. Why trust is not shared: what
+        the copy holds may have been written by the task itself."""
+        other = Workhearth(config=config or self.config, workspace=folder)
+        other.project = self.project
+        other.__dict__["memory"] = self.memory
+        other.__dict__["skills"] = self.skills
+        return other
 
     @property
     def home(self) -> Path:
@@ -62,7 +76,9 @@ class Workhearth:
         # Why imported here: memory commands never need the session store (~25 ms).
         from workhearth.sessions.store import SessionStore
 
-        return SessionStore(self.config, self.workspace, rewinder=self._rewind)
+        return SessionStore(
+            self.config, self.workspace, rewinder=self._rewind, project=self.project
+        )
 
     def _rewind(self, session: Session, request: RewindRequest) -> dict[str, Any]:
         """``session.rewind(…)`` (DESIGN §8): the plan as a dict, carried out unless a dry run."""

@@ -173,6 +173,8 @@ def sleeper(title: str, name: str, seconds: float) -> list[Any]:
 
 
 def test_independent_steps_run_in_parallel_and_merge_back(hearth: Hearth, routed) -> None:
+    fact = "Files in this project end with a newline"
+    assert hearth.run("memory", "save", fact).code == 0
     steps = [step(n, f"Write {n}", produces=[f"{n}.txt"]) for n in ("alpha", "beta", "gamma")]
     agent = routed(
         [
@@ -195,6 +197,14 @@ def test_independent_steps_run_in_parallel_and_merge_back(hearth: Hearth, routed
     for start, _end in spans:  # each starts before any other ends
         assert all(start < end for _s, end in spans)
     assert "[team] writer" in done.err  # the board
+    # Each specialist works in a scratch copy of the project, yet is of the project: its
+    # session sits with the project's and it knows what the project's memory holds.
+    (project,) = {p.parent.parent for p in hearth.home.glob("projects/*/sessions/*")}
+    assert orjson.loads((project / "workspace.json").read_bytes())["path"] == str(ws)
+    sides = [s["session"] for s in state["steps"].values()]
+    assert all((project / "sessions" / sid).is_dir() for sid in sides)
+    firsts = [b for b in agent.fake.bodies if step_marker("Write") in orjson.dumps(b).decode()]
+    assert len(firsts) >= 3 and all(fact in orjson.dumps(b).decode() for b in firsts)
 
 
 def test_a_file_two_specialists_change_is_a_conflict(hearth: Hearth, routed) -> None:

@@ -81,11 +81,15 @@ def test_a_team_task_from_question_to_report_in_the_page(
     open_page: Callable[..., Any],
 ) -> None:
     expect = sync_api.expect
-    v1 = [step("outline", "Outline the deck"), step("figures", "Gather the figures", "analyst")]
+    v1 = [
+        step("outline", "Outline the deck", checks=["seven slides"]),
+        step("figures", "Gather the figures", "analyst"),
+    ]
     v2 = [*v1, step("budget", "Add a budget sheet", "analyst", depends_on=["figures"])]
     bench, fake = routed_bench(
         [
             (LEAD, [calls_reply(API, ("q1", "ask_questions", QUESTIONS)), plan_call("p1", v1), plan_call("p2", v2)]),
+            ("Review the step 'Outline the deck'", [text_reply(API, "PASS\n\nSeven slides, each with a title.")]),
             (step_marker("Outline the deck"), [slow(text_reply(API, "Outline of **7 slides** in `deck.md`."), 5)]),
             (step_marker("Gather the figures"), [text_reply(API, "Figures gathered: sales grew 12 %.")]),
             (step_marker("Add a budget sheet"), [slow(text_reply(API, "Budget added to the deck."), 3)]),
@@ -164,6 +168,17 @@ def test_a_team_task_from_question_to_report_in_the_page(
     expect(page.locator(".task-status .badge")).to_have_text("done", timeout=15000)
     figures.click()
     expect(detail.locator(".team-thread")).to_contain_text("Figures gathered: sales grew 12 %.")
+    # The reviewer's own messages beside the specialist's (its checks, its verdict).
+    outline.click()
+    expect(detail.locator(".team-review-box")).to_contain_text("The reviewer's messages (round 1)")
+    expect(detail.locator(".team-review-thread")).to_contain_text("Acceptance checks")
+    expect(detail.locator(".team-review-thread .msg-user .msg-role")).to_have_text("The lead")
+    expect(detail.locator(".team-review-thread .msg-assistant .msg-role")).to_have_text("reviewer")
+    expect(detail.locator(".team-review-thread")).to_contain_text(
+        "Seven slides, each with a title."
+    )
+    expect(detail.locator(".team-review-PASS")).to_have_text("review passed")
+    detail.screenshot(path=str(ARTIFACTS / "workbench-team-review.png"))
     team = bench.api.get(f"/v1/tasks/{sid}/team").json()
     assert [(s["id"], s["status"]) for s in team["steps"]] == [
         ("outline", "done"),

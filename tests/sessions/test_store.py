@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -69,6 +70,27 @@ def test_last_is_the_newest_of_this_workspace(
     assert store.last().id == mine.id
     with pytest.raises(NotFoundError):
         SessionStore(config, tmp_path / "empty").last()
+
+
+def test_last_passes_over_linked_sessions(store: SessionStore) -> None:
+    lead = store.create()
+    lead.close()
+    time.sleep(0.01)  # Why: --last goes by the transcript's mtime
+    side = store.create(extra_meta={"parent_session": lead.id})
+    side.close()
+    assert store.last().id == lead.id  # a subagent's or specialist's session is not --last
+
+
+def test_a_copy_of_the_project_keeps_its_sessions_with_the_project(
+    config: Config, tmp_path: Path
+) -> None:
+    project, copy = tmp_path / "project", tmp_path / "scratch" / "copy"
+    store = SessionStore(config, copy, project=project)
+    s = store.create()
+    s.close()
+    assert s.folder.parent == config.paths.project(str(project)) / "sessions"
+    assert s.workspace == str(copy)  # it works in the copy
+    assert not config.paths.project(str(copy)).exists()
 
 
 def test_read_transcript_clamps_count(store: SessionStore) -> None:

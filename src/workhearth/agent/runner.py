@@ -61,6 +61,7 @@ class Workhearth(Protocol):
 
     config: Config
     workspace: Path
+    project: Path  # whose project folder it uses (a team specialist's: the project's)
 
     @property
     def paths(self) -> HearthPaths: ...
@@ -338,7 +339,12 @@ def _capture_shell(wh: Workhearth, mode: Mode, opts: RunOptions, policy: Policy)
     # broken or slow rc file is reported before any work, not mid-task.
     # Why: a quest's commands must not see the keys in the user's environment.
     opts.snapshot = capture(
-        wh.paths, str(wh.workspace), opts.env, withhold=mode == "quest", keep=policy.env
+        wh.paths,
+        str(wh.workspace),
+        opts.env,
+        withhold=mode == "quest",
+        keep=policy.env,
+        project=wh.project,
     )
     if opts.snapshot.warning and opts.stderr is not None:
         print(f"hearth: {opts.snapshot.warning}", file=opts.stderr)

@@ -157,6 +157,16 @@ class TeamQuestionOut(BaseModel):
     default: str
 
 
+class TeamReviewOut(BaseModel):
+    """The reviewer's last look at a step: PASS or FAIL, its notes, which round (0: the
+    first look), and the reviewer's own session (its messages)."""
+
+    verdict: str
+    notes: str
+    round: int
+    session: str | None = None
+
+
 class TeamStepOut(BaseModel):
     """One line of the board: a step, its specialist and where it stands."""
 
@@ -171,6 +181,7 @@ class TeamStepOut(BaseModel):
     ended: float | None = None
     summary: str | None = None
     error: str | None = None
+    review: TeamReviewOut | None = None
 
 
 class TeamOut(BaseModel):

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import email.utils
+import functools
 import json
 import random
 import re
 import socket
+import ssl
 import time
 from abc import abstractmethod
 from collections.abc import Callable, Iterator
@@ -73,7 +75,15 @@ class RetryableError(Exception):
 
 
 def new_client(options: HttpOptions) -> httpx.Client:
-    return httpx.Client(timeout=options.httpx_timeout(), follow_redirects=True)
+    return httpx.Client(timeout=options.httpx_timeout(), follow_redirects=True, verify=_tls())
+
+
+@functools.cache
+def _tls() -> ssl.SSLContext:
+    """The TLS settings every client shares: httpx's defaults (certifi, or ``SSL_CERT_FILE``
+    / ``SSL_CERT_DIR``), made once. Why once: reading the certificate store takes ~19 ms,
+    which every model session (a team task's specialists, a subagent) paid again."""
+    return httpx.create_ssl_context()
 
 
 def provider_message(body: bytes) -> str:

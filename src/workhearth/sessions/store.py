@@ -62,11 +62,19 @@ class SessionStore:
     """All sessions under one ``HEARTH_HOME``; ``workspace`` is where new ones go."""
 
     def __init__(
-        self, config: Config, workspace: Path | str, *, rewinder: Rewind | None = None
+        self,
+        config: Config,
+        workspace: Path | str,
+        *,
+        rewinder: Rewind | None = None,
+        project: Path | str | None = None,
     ) -> None:
         self.config = config
         self.paths: HearthPaths = config.paths
         self.workspace = str(Path(workspace).absolute())
+        # Why apart from the workspace: a team specialist works in a scratch copy of the
+        # project, and its sessions belong with the project's, not in a folder per copy.
+        self.project = str(Path(project).absolute()) if project else self.workspace
         # Why given: rewinding touches the workspace's files, which is the task layer's
         # work; the library wires it in (app.py) so ``session.rewind(…)`` works.
         self.rewinder = rewinder
@@ -101,7 +109,7 @@ class SessionStore:
         sid = session_id or new_session_id()
         if not _ID.match(sid):
             raise UsageError(f"bad session id {sid!r}")
-        folder = self.sessions_dir(ws) / sid
+        folder = self.sessions_dir(self.project if ws == self.workspace else ws) / sid
         if self.find_folder(sid) is not None:
             raise UsageError(f"session {sid} already exists")
         make_private_dir(folder)
@@ -166,17 +174,19 @@ class SessionStore:
         """The newest session of a workspace (``--last``)."""
         ws = str(Path(workspace).absolute()) if workspace else self.workspace
         folder = self.paths.project(ws) / "sessions"
-        best: tuple[float, Path] | None = None
+        stamped: list[tuple[float, Path]] = []
         if folder.is_dir():
             for sub in folder.iterdir():
                 t = sub / TRANSCRIPT
                 if t.is_file():
-                    mtime = t.stat().st_mtime
-                    if best is None or mtime > best[0]:
-                        best = (mtime, sub)
-        if best is None:
-            raise NotFoundError(f"no session in workspace {ws}")
-        return self._session(best[1])
+                    stamped.append((t.stat().st_mtime, sub))
+        # Why linked ones are passed over: a subagent's or a team specialist's session
+        # is part of the task that started it, which is what ``--last`` means to resume.
+        for _, sub in sorted(stamped, reverse=True):
+            session = self._session(sub)
+            if not session.meta.parent_session:
+                return session
+        raise NotFoundError(f"no session in workspace {ws}")
 
     # ---------------------------------------------------------------- list
     def list(

@@ -279,6 +279,7 @@ def capture(
     timeout: float = DEFAULT_TIMEOUT,
     withhold: bool = False,
     keep: Sequence[str] = (),
+    project: str | Path | None = None,
 ) -> Snapshot:
     """Capture the user's shell from ``env`` (``$SHELL``, ``HOME``…) into a new snapshot file.
 
@@ -286,9 +287,11 @@ def capture(
     (:data:`SECRET_ENV_PATTERNS`, any case) are left out of the file, except those
     named in ``keep``. Never raises for a broken or slow rc file: the snapshot is
     then a clean environment and :attr:`Snapshot.warning` says so in one line.
+    ``project``: the workspace whose project folder keeps the file, when the shell
+    starts in a copy of it (a team specialist's scratch folder).
     """
     name, executable, warning = resolve_shell(env)
-    folder = snapshot_dir(paths, workspace)
+    folder = snapshot_dir(paths, project or workspace)
     make_private_dir(folder)
     target = _new_path(folder, name)
     fd, probe_out = tempfile.mkstemp(dir=folder, prefix=".probe-", suffix=".sh")

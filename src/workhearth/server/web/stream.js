@@ -44,23 +44,24 @@ export function toolResult(details, ok, text) {
   details.append(h("div", { class: "tool-label", text: t("tool.result") }), h("pre", { class: "code", text }));
 }
 
-function bubble(role, text) {
+function bubble(role, text, label) {
   const body = h("div", { class: "msg-text" });
   // Why: the agent writes Markdown (rendered, sanitized); the user's words show as typed.
   if (role === "assistant") renderMarkdownInto(body, text);
   else body.textContent = text;
-  return h("div", { class: `msg msg-${role}` }, h("div", { class: "msg-role", text: t(`role.${role}`) }), body);
+  return h("div", { class: `msg msg-${role}` }, h("div", { class: "msg-role", text: label || t(`role.${role}`) }), body);
 }
 
-/** Stored messages: text as bubbles, tool calls folded with their results inside. */
-export function renderMessages(container, messages) {
+/** Stored messages: text as bubbles, tool calls folded with their results inside.
+ * ``names``: who speaks, when not the user and the agent (``{user: "The lead"}``). */
+export function renderMessages(container, messages, names = {}) {
   const calls = new Map();
   for (const msg of messages) {
     const role = msg.role === "user" ? "user" : "assistant";
     const blocks = Array.isArray(msg.content) ? msg.content : [{ type: "text", text: String(msg.content ?? "") }];
     let text = "";
     const flush = () => {
-      if (text.trim()) container.appendChild(bubble(role, text));
+      if (text.trim()) container.appendChild(bubble(role, text, names[role]));
       text = "";
     };
     for (const block of blocks) {

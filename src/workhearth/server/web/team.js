@@ -180,7 +180,7 @@ export function teamPanel(id, { onResumed } = {}) {
   let known_ = null; // null: not asked yet; false: not a team task
   let action = ""; // the page's last answer to the task: answers, nudge, approve
   let selected = null;
-  let shownMessages = "";
+  const shown = new Map(); // a thread's class -> the messages it shows (their JSON)
 
   const live = () => el.isConnected || known_ === null;
 
@@ -448,7 +448,7 @@ export function teamPanel(id, { onResumed } = {}) {
 
   function select(stepId) {
     selected = selected === stepId ? null : stepId;
-    shownMessages = "";
+    shown.clear();
     signs.delete("detail");
     drawBoard();
     drawDetail();
@@ -468,7 +468,7 @@ export function teamPanel(id, { onResumed } = {}) {
     const sign = JSON.stringify([s.id, s.status, s.session, s.summary, s.error, s.review, getLang()]);
     if (signs.get("detail") !== sign) {
       signs.set("detail", sign);
-      shownMessages = "";
+      shown.clear();
       clear(box);
       append(
         box,
@@ -483,26 +483,37 @@ export function teamPanel(id, { onResumed } = {}) {
         s.summary ? h("div", { class: "team-summary" }, h("div", { class: "tool-label", text: t("team.summary") }), renderMarkdownInto(h("div", { class: "msg-text" }), s.summary)) : null,
         s.review?.notes && s.review.verdict !== "PASS" ? h("pre", { class: "code team-review-notes", text: s.review.notes }) : null,
         h("div", { class: "thread team-thread", "aria-live": "polite" }, h("p", { class: "muted small", text: t(s.session ? "team.noMessages" : "team.noSession") })),
+        s.review?.session
+          ? h(
+              "div",
+              { class: "team-review-box" },
+              h("div", { class: "tool-label", text: t("team.reviewerMessages", { n: (s.review.round || 0) + 1 }) }),
+              h("div", { class: "thread team-review-thread" }, h("p", { class: "muted small", text: t("team.noMessages") })),
+            )
+          : null,
       );
     }
-    if (s.session && (!shownMessages || s.status === "running")) loadMessages(s);
+    if (s.session && (!shown.has("team-thread") || s.status === "running")) loadMessages(s, s.session, "team-thread", roleName(s.role || s.owner));
+    if (s.review?.session && !shown.has("team-review-thread")) loadMessages(s, s.review.session, "team-review-thread", roleName("reviewer"));
   }
 
-  async function loadMessages(s) {
+  // Why a class per thread: the specialist's own messages, and the reviewer's beside them.
+  async function loadMessages(s, session, thread_, speaker) {
     let data;
     try {
-      data = await api(`/v1/sessions/${q(s.session)}/messages?count=30`);
+      data = await api(`/v1/sessions/${q(session)}/messages?count=30`);
     } catch {
       return; // Why: the next poll tries again; the board says where the step stands
     }
-    const thread = $(".team-thread", boxes.detail);
+    const thread = $(`.${thread_}`, boxes.detail);
     if (!thread || selected !== s.id) return;
     const messages = Array.isArray(data?.messages) ? data.messages : [];
     const sign = JSON.stringify(messages);
-    if (sign === shownMessages || !messages.length) return;
-    shownMessages = sign;
+    if (sign === shown.get(thread_) || !messages.length) return;
+    shown.set(thread_, sign);
     clear(thread);
-    renderMessages(thread, messages);
+    // Why "the lead": in a specialist's session, what comes as the user's words is the lead's.
+    renderMessages(thread, messages, { user: t("team.lead"), assistant: speaker });
   }
 
   // -------------------------------------------------------------- conflicts, report

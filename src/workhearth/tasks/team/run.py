@@ -480,7 +480,7 @@ class TeamRun:
         role = self.roles.get(step.owner)
         entry = self.state.steps.get(step.id, {})
         scratch = self._scratch(step, entry.get("scratch"))
-        specialist_wh = Workhearth(config=self._scratch_config, workspace=scratch.root)
+        specialist_wh = self.wh.in_copy(scratch.root, config=self._scratch_config)
         session = self._open(specialist_wh, entry.get("session"))
         if session is None:
             session = self._new_session(specialist_wh, role, step.id)
@@ -523,7 +523,14 @@ class TeamRun:
             files=[*(files or (*step.files, *step.produces))],
             parent=self._scratch_root(),
             outside=[self.wh.home],
+            repo=self._repo,
         )
+
+    @functools.cached_property
+    def _repo(self) -> Path | None:
+        from workhearth.tasks.team.scratch import repo_top
+
+        return repo_top(Path(self.wh.workspace))
 
     def _open(self, wh: Workhearth, session_id: str | None) -> Session | None:
         if not session_id:
@@ -535,6 +542,8 @@ class TeamRun:
 
     def _new_session(self, wh: Workhearth, role: Any, step_id: str) -> Session:
         mode, _tools = role.narrow(self.mode, _all_tools())
+        # Why the copy's hearth (Workhearth.in_copy): the session belongs with the
+        # project's, in its folder; it works in the scratch copy.
         return wh.sessions.create(
             model=role.model or self.opts.model,
             mode=mode,
@@ -593,10 +602,9 @@ class TeamRun:
                 continue
             while (entry.get("review") or {}).get("verdict") != "PASS":
                 rounds = int(entry.get("rounds", 0))
-                verdict, notes = self._review_step(plan, step, reviewer, rounds)
-                entry = self._update(
-                    step.id, review={"verdict": verdict, "notes": notes[:2000], "round": rounds}
-                )
+                verdict, notes, seen_by = self._review_step(plan, step, reviewer, rounds)
+                review = {"verdict": verdict, "notes": notes[:2000], "round": rounds}
+                entry = self._update(step.id, review={**review, "session": seen_by})
                 if verdict == "PASS":
                     break
                 if rounds >= self.team.review_rounds:
@@ -615,10 +623,13 @@ class TeamRun:
                 if entry.get("status") != "done":
                     break
 
-    def _review_step(self, plan: Plan, step: Step, reviewer: Any, rounds: int) -> tuple[str, str]:
+    def _review_step(
+        self, plan: Plan, step: Step, reviewer: Any, rounds: int
+    ) -> tuple[str, str, str]:
+        """The reviewer's verdict (PASS or FAIL), its notes and its session's id."""
         scratch = self._scratch(step, None, files=[*step.produces, *step.files])
         try:
-            wh = Workhearth(config=self._scratch_config, workspace=scratch.root)
+            wh = self.wh.in_copy(scratch.root, config=self._scratch_config)
             session = self._new_session(wh, reviewer, f"{step.id}-review-{rounds + 1}")
             entry = self.state.steps.get(step.id, {})
             prompt = "\n\n".join(
@@ -639,7 +650,7 @@ class TeamRun:
         text = result.text.strip()
         first = text.splitlines()[0].strip().strip("*#` ").upper() if text else ""
         verdict = "PASS" if first.startswith("PASS") and result.ok else "FAIL"
-        return verdict, text or (result.error or "the review did not finish")
+        return verdict, text or (result.error or "the review did not finish"), session.id
 
     def _scratch_root(self) -> Path:
         # Why per user: another user's folder of the same name must never be ours.

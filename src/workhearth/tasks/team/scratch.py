@@ -169,16 +169,27 @@ def _walk_files(root: Path, rel: str) -> Iterable[str]:
                 yield full.relative_to(root).as_posix()
 
 
-def _git_top(workspace: Path) -> tuple[Path, str] | None:
-    """The repository's top folder and HEAD commit, when ``workspace`` is in a repo with one."""
+def repo_top(workspace: Path) -> Path | None:
+    """The top folder of the git repository ``workspace`` is in; None outside one (or
+    without git). A team run asks once: every step's scratch is of the same workspace."""
     if shutil.which("git") is None:
         return None
     try:
-        top = _git(["rev-parse", "--show-toplevel"], workspace).decode().strip()
-        commit = _git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], workspace).decode().strip()
+        return Path(_git(["rev-parse", "--show-toplevel"], workspace).decode().strip()).resolve()
     except HearthError:
         return None
-    return Path(top).resolve(), commit
+
+
+def _git_top(workspace: Path, top: Path | Literal["find"] | None) -> tuple[Path, str] | None:
+    """The repository's top folder and HEAD commit, when ``workspace`` is in a repo with one."""
+    top = repo_top(workspace) if top == "find" else top
+    if top is None:
+        return None
+    try:
+        commit = _git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], top).decode().strip()
+    except HearthError:
+        return None
+    return top, commit
 
 
 def _kind(workspace: Path, names: list[str], git: tuple[Path, str] | None) -> dict[str, Any]:
@@ -243,15 +254,17 @@ class Scratch:
         files: Sequence[str],
         parent: Path,
         outside: Sequence[Path] = (),
+        repo: Path | Literal["find"] | None = "find",
     ) -> Scratch:
-        """Make the scratch for one step. ``outside``: folders it must not be in (HEARTH_HOME)."""
+        """Make the scratch for one step. ``outside``: folders it must not be in (HEARTH_HOME);
+        ``repo``: the workspace's :func:`repo_top` when the caller knows it."""
         if not STEP_ID.fullmatch(step_id):
             raise UsageError(f"not a usable step id: {step_id!r}", code="scratch_step")
         workspace = workspace.resolve()
         if not workspace.is_dir():
             raise NotFoundError(f"no such workspace folder: {workspace}")
         names = sorted({_clean_name(n) for n in files})
-        git = _git_top(workspace)
+        git = _git_top(workspace, repo)
         parent = parent.resolve()
         for no in [workspace, *(git[:1] if git else ()), *outside]:
             if parent.is_relative_to(no.resolve()):
@@ -286,13 +299,14 @@ class Scratch:
         return scratch
 
     def _fill(self, names: list[str]) -> None:
-        make_private_dir(self.path / "base")
+        # Why no fsync of the folders: a scratch copy is made again after a power loss.
+        (self.path / "base").mkdir(mode=0o700)
         if self.kind == "worktree":
             assert self.repo is not None and self.commit is not None
             _git(["worktree", "add", "--detach", "-q", str(self.tree), self.commit], self.repo)
             candidates = self._user_edits(names)
         else:
-            make_private_dir(self.tree)
+            self.tree.mkdir(mode=0o700)
             candidates = sorted({f for n in names for f in _walk_files(self.workspace, n)})
         for rel in candidates:
             self._copy_in(rel)
