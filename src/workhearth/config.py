@@ -137,6 +137,14 @@ class CheckpointsConfig(_Table, frozen=True, kw_only=True):
     max_total_mb: PositiveInt = 4096
 
 
+class WikiConfig(_Table, frozen=True, kw_only=True):
+    """``[wiki]``: the project wiki (issue 24). ``max_calls``: the most model calls one
+    ``hearth wiki build`` or ``update`` makes (``--max-calls`` overrides it); pages past it
+    are written by the next run."""
+
+    max_calls: PositiveInt = 200
+
+
 @dataclass(frozen=True)
 class ModelSettings:
     """One model, resolved: a ``[models.NAME]`` table or an ``openai:NAME`` spec.
@@ -251,6 +259,7 @@ class Config:
     models: ModelsConfig = ModelsConfig()
     retention: RetentionConfig = field(default_factory=RetentionConfig)
     checkpoints: CheckpointsConfig = field(default_factory=CheckpointsConfig)
+    wiki: WikiConfig = field(default_factory=WikiConfig)
     mcp: McpConfig = McpConfig()
     bank: BankConfig = BankConfig()
     raw: Mapping[str, object] = field(default_factory=dict, repr=False)
@@ -666,6 +675,7 @@ def load_config(
         models=_models_config(raw, env, path),
         retention=_section(raw, "retention", RetentionConfig, path),
         checkpoints=_section(raw, "checkpoints", CheckpointsConfig, path),
+        wiki=_section(raw, "wiki", WikiConfig, path),
         mcp=_mcp_config(raw, path),
         bank=_bank_config(raw, env, path),
         language=_language(raw, env, path),

@@ -177,5 +177,9 @@ class HearthPaths:
     def project_awareness(self, workspace: str | Path) -> Path:
         return self.project(workspace) / "awareness"
 
+    def project_wiki(self, workspace: str | Path) -> Path:
+        """The workspace's Repowiki pages (DESIGN §2 ``wiki/``, issue 24)."""
+        return self.project(workspace) / "wiki"
+
     def sessions_dir(self, workspace: str | Path) -> Path:
         return self.project(workspace) / "sessions"

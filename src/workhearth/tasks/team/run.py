@@ -1,7 +1,9 @@
 """A team task from request to report (issue 23, DESIGN §6 ``hearth run --team``).
 
-Phases, each kept in ``team/state.json`` of the lead's session (atomic writes), so a
-run killed anywhere resumes where it stopped and never redoes a finished step:
+Phases, each kept in ``team/state.json`` of the lead's session (atomic writes), and each
+step's changes as ``team_step`` events of the lead's transcript (durable by the user's
+fsync policy, sealed when the session is encrypted), so a run killed anywhere resumes
+where it stopped and never redoes a finished step:
 
 1. **Questions.** The lead (a model call with two tools, ``ask_questions`` and
    ``write_plan``) decides whether the request is clear. Its questions are asked in the
@@ -60,6 +62,7 @@ __all__ = [
 ]
 
 TEAM_META = "team"
+TEAM_STEP = "team_step"  # a transcript event: one step's entry after a change
 STATE = "team/state.json"
 PLAN = "plan.md"
 DEFAULT_PARALLEL = 3
@@ -189,7 +192,13 @@ def is_team(session: Session) -> bool:
 
 # ------------------------------------------------------------------ state
 class _State:
-    """``team/state.json``: the phase, questions and answers, plan version, each step."""
+    """``team/state.json``: the phase, questions and answers, plan version, each step.
+
+    Each step's change is also a ``team_step`` event of the lead's transcript, which is
+    what makes it durable: the file is rewritten without an fsync after a step's change
+    (a cache the page reads), and the events after the ``seq`` it was written at are
+    folded in again when it is read.
+    """
 
     def __init__(self, session: Session) -> None:
         self.session = session
@@ -205,6 +214,13 @@ class _State:
         self.plan_version: int = data.get("plan_version", 0)
         self.steps: dict[str, dict[str, Any]] = data.get("steps", {})
         self.merges: list[dict[str, Any]] = data.get("merges", [])
+        self.seq: int = data.get("seq", 0)
+        for event in session.events(after_seq=self.seq):
+            if event.get("type") == TEAM_STEP and isinstance(event.get("entry"), dict):
+                self.steps[str(event.get("step"))] = event["entry"]
+                if isinstance(event.get("merge"), dict):
+                    self.merges.append(event["merge"])
+                self.seq = event["seq"]
 
     def save(self, durable: bool = True) -> None:
         data = {
@@ -215,17 +231,30 @@ class _State:
             "plan_version": self.plan_version,
             "steps": self.steps,
             "merges": self.merges,
+            "seq": self.seq,
         }
         self.session.write_file(
             STATE, orjson.dumps(data, option=orjson.OPT_INDENT_2), durable=durable
         )
 
-    def step(self, step_id: str, **changes: Any) -> dict[str, Any]:
+    def step(
+        self, step_id: str, merge: dict[str, Any] | None = None, **changes: Any
+    ) -> dict[str, Any]:
+        """Change a step (``merge``: what its merge back did) and record it."""
         with self.lock:
             entry = self.steps.setdefault(step_id, {"status": "pending"})
             entry.update(changes)
-            # Why: a step's end must survive a power loss; its start is redone if lost.
-            self.save(durable=entry.get("status") != "running")
+            event: dict[str, Any] = {"step": step_id, "entry": entry}
+            if merge is not None:
+                merge = {"step": step_id, **merge}
+                self.merges.append(merge)
+                event["merge"] = merge
+            self.seq = self.session.append(TEAM_STEP, event)
+            if entry.get("status") != "running":
+                # Why: a step's end must survive a power loss (as the user's fsync policy
+                # keeps a turn); its start is redone if lost.
+                self.session.turn_end()
+            self.save(durable=False)
             return dict(entry, id=step_id)
 
 
@@ -502,9 +531,11 @@ class TeamRun:
                 ended=time.time(),
                 error=result.error or f"it ended: {result.status}",
             )
-        conflicts = self._merge(step.id, scratch)
+        merged = self._merge(scratch)
+        conflicts = list(merged.get("conflicts") or [])
         return self._update(
             step.id,
+            merge=merged,
             status="done" if not conflicts else "conflict",
             ended=time.time(),
             summary=result.text.strip()[:2000],
@@ -572,7 +603,8 @@ class TeamRun:
         with session:
             return resume(wh, session, opts, prompt)
 
-    def _merge(self, step_id: str, scratch: Any) -> list[dict[str, Any]]:
+    def _merge(self, scratch: Any) -> dict[str, Any]:
+        """Merge a step's scratch copy back into the workspace; what it did."""
         from workhearth.tasks.team.scratch import merge
 
         trash = Trash(self.wh.paths.trash)
@@ -582,11 +614,8 @@ class TeamRun:
                 [scratch],
                 discard=lambda path: trash.put(path, reason="team merge", session=self.session.id),
             )
-        merged = report.as_dict()
-        with self.state.lock:
-            self.state.merges.append({"step": step_id, **merged})  # saved with the step's end
         scratch.remove()
-        return list(merged.get("conflicts") or [])
+        return report.as_dict()
 
     # -------------------------------------------------------------- review
     def _review(self, plan: Plan) -> None:
