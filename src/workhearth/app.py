@@ -39,14 +39,19 @@ class Workhearth:
         # itself, or the project a copy was made of (see in_copy).
         self.project = self.workspace
 
-    def in_copy(self, folder: Path | str, *, config: Config | None = None) -> Workhearth:
+    def in_copy(
+        self, folder: Path | str, *, config: Config | None = None, memory: Memory | None = None
+    ) -> Workhearth:
         """This workspace's hearth working in a copy of it (a team specialist's scratch
         folder): files, commands and trust are ``folder``'s; memory and skills stay this
-        workspace's, since the copy is the same project. Why trust is not shared: what
-        the copy holds may have been written by the task itself."""
+        project's, since the copy is the same project. Why trust is not shared: what the
+        copy holds may have been written by the task itself. ``memory``: one of
+        :meth:`open_memory`'s to use (a Memory is not for two threads at once)."""
         other = Workhearth(config=config or self.config, workspace=folder)
         other.project = self.project
-        other.__dict__["memory"] = self.memory
+        if memory is not None:
+            other.__dict__["memory"] = memory
+        # Why shared: a listing each run reads; scanning the same folders per copy cost ~1 ms.
         other.__dict__["skills"] = self.skills
         return other
 
@@ -60,6 +65,11 @@ class Workhearth:
 
     @cached_property
     def memory(self) -> Memory:
+        return self.open_memory()
+
+    def open_memory(self) -> Memory:
+        """A new :class:`Memory` of this project (``memory`` is the one this object keeps);
+        the caller closes it."""
         from workhearth.memory.api import Memory
 
         if self.config.bank.url:
@@ -68,8 +78,8 @@ class Workhearth:
             from workhearth.bank.client.facade import TeamBank
 
             team = TeamBank(self.paths, self.config.bank)
-            return Memory(self.paths, self.workspace, self.config.memory, team_bank=team)
-        return Memory(self.paths, self.workspace, self.config.memory)
+            return Memory(self.paths, self.project, self.config.memory, team_bank=team)
+        return Memory(self.paths, self.project, self.config.memory)
 
     @cached_property
     def sessions(self) -> SessionStore:

@@ -276,6 +276,8 @@ class TeamRun:
         self.mode: Mode = _mode(opts.mode or session.meta.mode)
         self._merge_lock = threading.Lock()
         self._ask_lock = threading.Lock()
+        self._thread = threading.local()
+        self._memories: list[Any] = []
         # Why no checkpoints in a scratch copy: it is thrown away; what reaches the
         # workspace is the merge, and the workspace's own files are never touched there.
         self._scratch_config = dataclasses.replace(
@@ -284,6 +286,19 @@ class TeamRun:
 
     def close(self) -> None:
         self.router.close()
+        for memory in self._memories:
+            memory.close()
+
+    def _copy(self, folder: Path) -> Workhearth:
+        """The project's hearth working in a scratch copy, with this thread's Memory."""
+        memory = getattr(self._thread, "memory", None)
+        if memory is None:
+            # Why one per pool thread: a Memory is not for two threads at once, and one
+            # per step cost ~1 ms (its SQLite connection, its meta).
+            memory = self._thread.memory = self.wh.open_memory()
+            with self._merge_lock:
+                self._memories.append(memory)
+        return self.wh.in_copy(folder, config=self._scratch_config, memory=memory)
 
     # -------------------------------------------------------------- phases
     def run(self, task: str | None) -> TeamResult:
@@ -509,7 +524,7 @@ class TeamRun:
         role = self.roles.get(step.owner)
         entry = self.state.steps.get(step.id, {})
         scratch = self._scratch(step, entry.get("scratch"))
-        specialist_wh = self.wh.in_copy(scratch.root, config=self._scratch_config)
+        specialist_wh = self._copy(scratch.root)
         session = self._open(specialist_wh, entry.get("session"))
         if session is None:
             session = self._new_session(specialist_wh, role, step.id)
@@ -658,7 +673,7 @@ class TeamRun:
         """The reviewer's verdict (PASS or FAIL), its notes and its session's id."""
         scratch = self._scratch(step, None, files=[*step.produces, *step.files])
         try:
-            wh = self.wh.in_copy(scratch.root, config=self._scratch_config)
+            wh = self._copy(scratch.root)
             session = self._new_session(wh, reviewer, f"{step.id}-review-{rounds + 1}")
             entry = self.state.steps.get(step.id, {})
             prompt = "\n\n".join(
