@@ -325,6 +325,28 @@ def test_team_bench_runs(tmp_path: Path) -> None:
     assert set(result["meets"]) == {"per_step"}
 
 
+def test_wiki_bench_runs(tmp_path: Path) -> None:
+    result = run_bench("wiki.py", tmp_path / "w.json", "--quick", "--tmp", str(tmp_path))
+    assert result["params"]["files"] == 200 and result["params"]["runs"] == 1
+    (run,) = result["runs"]
+    # Issue 24: the build's calls are its pages (overview included), a no-change update
+    # makes none (library and command alike), one changed module rewrites exactly its pages.
+    assert run["repo"]["files"] == 200 and run["build"]["pages"] > 1
+    assert run["build"]["calls"] == run["build"]["requests"] == run["build"]["pages"]
+    assert run["no_change"]["calls"] == [0, 0] and run["command"]["wiki_update_calls"] == 0
+    change = run["one_change"]
+    assert change["expected"] and change["written"] == change["expected"] and change["exact"]
+    med = result["median"]
+    assert all(med[k] > 0 for k in ("git_status_s", "stat_walk_s", "hash_walk_s", "command_s"))
+    assert med["model_per_call_ms"] > 0 and run["build"]["model_calls"] == run["build"]["calls"]
+    assert set(result["meets"]) == {
+        "no_change_time",
+        "no_change_calls",
+        "one_change_exact",
+        "build_calls_are_pages",
+    }
+
+
 def test_md_to_pdf_bench_runs(tmp_path: Path) -> None:
     import shutil
 

@@ -30,6 +30,7 @@ LAYERS = {
     "check": 2,  # hearth check FILE: office files rendered and read back
     "agent": 3,
     "tasks": 4,
+    "wiki": 4,  # the Repowiki (issue 24): pages written by the model from a folder
     "app": 4,
     "api": 4,
     "cli": 5,

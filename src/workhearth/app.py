@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from workhearth.sessions.store import SessionStore
     from workhearth.skills.library import SkillLibrary
     from workhearth.trust import FolderTrust
+    from workhearth.wiki import Wiki
 
 
 class Workhearth:
@@ -115,6 +116,13 @@ class Workhearth:
             trusted=lambda: TrustStore(self.paths).check(self.workspace).trusted_items,
             language=self.config.language,
         )
+
+    @cached_property
+    def wiki(self) -> Wiki:
+        """The workspace's Repowiki: pages the model writes about its folders (issue 24)."""
+        from workhearth.wiki import Wiki
+
+        return Wiki(self.paths, self.workspace, self.config)
 
     @cached_property
     def trust(self) -> FolderTrust:

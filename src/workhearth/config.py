@@ -70,6 +70,10 @@ HostNames = Annotated[
     msgspec.Meta(description="a list of host names"),
 ]
 Servers = Annotated[dict[str, object], msgspec.Meta(description="a table of servers")]
+SiteNames = Annotated[
+    tuple[Annotated[str, msgspec.Meta(pattern=r"^\S+$")], ...],
+    msgspec.Meta(description="a list of sites (example.com, *.example.com, localhost:8123)"),
+]
 
 
 def _one_of(choices: tuple[str, ...]) -> str:
@@ -143,6 +147,20 @@ class WikiConfig(_Table, frozen=True, kw_only=True):
     are written by the next run."""
 
     max_calls: PositiveInt = 200
+
+
+class BrowserConfig(_Table, frozen=True, kw_only=True):
+    """``[browser]``: the agent's browser (issue 25). ``executable``: a Chromium-family
+    browser (a path, or a name on PATH; found on the machine when unset); ``headless =
+    false`` shows it working; ``allow``: sites (``*.example.com``, ``127.0.0.1``,
+    ``localhost:8123``) quest mode may visit, agent mode visits unasked, and whose private
+    addresses are reachable; ``profile``: the user's own browser profile, used only when
+    set (else one per session)."""
+
+    executable: PathText | None = None
+    headless: bool = True
+    allow: SiteNames = ()
+    profile: PathText | None = None
 
 
 @dataclass(frozen=True)
@@ -260,6 +278,7 @@ class Config:
     retention: RetentionConfig = field(default_factory=RetentionConfig)
     checkpoints: CheckpointsConfig = field(default_factory=CheckpointsConfig)
     wiki: WikiConfig = field(default_factory=WikiConfig)
+    browser: BrowserConfig = field(default_factory=BrowserConfig)
     mcp: McpConfig = McpConfig()
     bank: BankConfig = BankConfig()
     raw: Mapping[str, object] = field(default_factory=dict, repr=False)
@@ -676,6 +695,7 @@ def load_config(
         retention=_section(raw, "retention", RetentionConfig, path),
         checkpoints=_section(raw, "checkpoints", CheckpointsConfig, path),
         wiki=_section(raw, "wiki", WikiConfig, path),
+        browser=_section(raw, "browser", BrowserConfig, path),
         mcp=_mcp_config(raw, path),
         bank=_bank_config(raw, env, path),
         language=_language(raw, env, path),

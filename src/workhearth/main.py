@@ -78,6 +78,7 @@ COMMANDS: dict[str, Loader] = {
     "trash": "workhearth.cli.trash:app",
     "team": "workhearth.cli.team:app",
     "workspace": "workhearth.cli.workspace:app",
+    "wiki": "workhearth.cli.wiki:app",
 }
 
 app = cli_main.hearth_app(COMMANDS)

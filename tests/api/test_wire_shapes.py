@@ -38,6 +38,7 @@ from workhearth.api.session_models import (
     TurnsOut,
 )
 from workhearth.api.skill_models import RenderOut, SkillDetailOut, SkillListOut, SkillOut
+from workhearth.api.wiki_models import WikiPageInfoOut, WikiPageOut
 from workhearth.api.workbench_models import (
     AuditListOut,
     ErrorOut,
@@ -85,6 +86,9 @@ REST: dict[tuple[str, str], Any] = {
     ("POST", "/v1/tasks/{session_id}/resume"): TaskStarted,
     ("POST", "/v1/tasks/{session_id}/stop"): TaskOut,
     ("GET", "/v1/tasks/{session_id}/team"): TeamOut,
+    ("GET", "/v1/wiki"): list[WikiPageInfoOut],
+    ("GET", "/v1/wiki/search"): SearchOut,
+    ("GET", "/v1/wiki/{page}"): WikiPageOut,
     ("GET", "/v1/info"): InfoOut,
     ("POST", "/v1/logins"): LoginUrlOut,
 }
@@ -99,6 +103,8 @@ MCP: dict[str, type[BaseModel]] = {
     "memory_search": SearchOut,
     "memory_list": EntryListOut,
     "memory_delete": DeletedOut,
+    "wiki_search": SearchOut,
+    "wiki_read": WikiPageOut,
     "session_list": SessionListOut,
     "session_read": TranscriptOut,
     "session_latest": LatestOut,
@@ -121,6 +127,8 @@ SAME = [
     (("GET", "/v1/sessions/{session_id}/latest"), "session_latest"),
     (("POST", "/v1/sessions/{session_id}/rewind"), "session_rewind"),
     (("GET", "/v1/skills/{name}"), "skill_get"),
+    (("GET", "/v1/wiki/search"), "wiki_search"),
+    (("GET", "/v1/wiki/{page}"), "wiki_read"),
 ]
 
 

@@ -20,6 +20,8 @@ import pytest
 from tests.e2e.conftest import HEARTH_CMD, Hearth
 from tests.e2e.test_agent_run import Agent, calls_reply, text_reply, write_config
 from tests.fake_providers import RoutedProvider
+from tests.server.wiki_pages import write_page
+from workhearth.config import load_config
 
 API = "openai"
 LEAD = "You lead a small team"
@@ -175,6 +177,9 @@ def sleeper(title: str, name: str, seconds: float) -> list[Any]:
 def test_independent_steps_run_in_parallel_and_merge_back(hearth: Hearth, routed) -> None:
     fact = "Files in this project end with a newline"
     assert hearth.run("memory", "save", fact).code == 0
+    config = load_config({"HEARTH_HOME": str(hearth.home)})
+    wiki = "The project keeps one text file per Greek letter."
+    write_page(config, hearth.workspace, "overview", "Overview", f"# Overview\n\n{wiki}\n")
     steps = [step(n, f"Write {n}", produces=[f"{n}.txt"]) for n in ("alpha", "beta", "gamma")]
     agent = routed(
         [
@@ -205,6 +210,7 @@ def test_independent_steps_run_in_parallel_and_merge_back(hearth: Hearth, routed
     assert all((project / "sessions" / sid).is_dir() for sid in sides)
     firsts = [b for b in agent.fake.bodies if step_marker("Write") in orjson.dumps(b).decode()]
     assert len(firsts) >= 3 and all(fact in orjson.dumps(b).decode() for b in firsts)
+    assert all(wiki in orjson.dumps(b).decode() for b in firsts)  # the wiki's overview first
 
 
 def test_a_file_two_specialists_change_is_a_conflict(hearth: Hearth, routed) -> None:

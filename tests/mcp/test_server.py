@@ -19,6 +19,8 @@ TOOLS = {
     "memory_search",
     "memory_list",
     "memory_delete",
+    "wiki_search",
+    "wiki_read",
     "session_list",
     "session_read",
     "session_latest",

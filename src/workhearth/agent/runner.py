@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, TextIO
 from workhearth.agent import scratch
 from workhearth.agent.approval import ApprovalRequest, Approver, Gate, Policy, TerminalApprover
 from workhearth.agent.audit import AuditLog
+from workhearth.agent.browser.session import BrowserSession
+from workhearth.agent.browser.tools import BROWSER_TOOLS
 from workhearth.agent.changes import ChangeDetector
 from workhearth.agent.compact import Compactor
 from workhearth.agent.fences import fences_for
@@ -286,6 +288,15 @@ def build_agent(
     ChangeDetector.for_context(ctx)
     # Why (issue #21): the office files a call produced are checked before the model hears back.
     ctx.office = OfficeChecker(Tools.find(wh.paths.office_profile))
+    # Why (issue 25): a browser found on the machine brings the browser tools (not started yet).
+    ctx.browser = BrowserSession.for_run(
+        wh.config.browser,
+        session,
+        mode,
+        quest_network=policy.network,
+        env=opts.env,
+        home=wh.paths.home,
+    )
     registry = _registry(opts)
     if opts.only_tools is not None:
         registry = registry.only(opts.only_tools)
@@ -362,6 +373,8 @@ def _registry(opts: RunOptions) -> ToolRegistry:
     registry = default_registry()
     registry.add(task_tool)
     registry.add(activate_skill)
+    for browser_tool in BROWSER_TOOLS:  # offered only when the run has a browser
+        registry.add(browser_tool)
     for extra in opts.extra_tools() if opts.extra_tools else ():
         registry.add(extra)
     return registry
@@ -495,6 +508,8 @@ def resume(
             tools = agent.tools
             if isinstance(tools, _StopWhenUnasked) and tools.ctx.changes is not None:
                 tools.ctx.changes.close()  # Why: the checkpoint index for the next run
+            if isinstance(tools, _StopWhenUnasked) and tools.ctx.browser is not None:
+                tools.ctx.browser.close()  # Why (issue 25): no browser outlives its run
 
 
 def housekeeping(wh: Workhearth, opts: RunOptions) -> None:

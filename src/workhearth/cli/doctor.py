@@ -25,8 +25,9 @@ LOW_SPACE_BYTES = 100 * 1024 * 1024
 
 
 def doctor(json: JsonOpt = False) -> None:
-    """Check the install: home folder, config, sessions, encryption, shell, sandbox."""
+    """Check the install: home folder, config, sessions, encryption, shell, sandbox, browser."""
     from workhearth.agent.approval import Policy
+    from workhearth.agent.browser.finder import browser_status
     from workhearth.agent.tools.shell import quest_hidden
 
     config_error: str | None = None
@@ -76,6 +77,7 @@ def doctor(json: JsonOpt = False) -> None:
         "sandbox": shutil.which("bwrap"),
         "quest_hides": [str(p) for p in quest_hidden(cfg.paths, policy, os.environ)],
         "office_check": _office_check(),
+        "browser": browser_status(cfg.browser, os.environ),
     }
     if json:
         print_json(report)
@@ -112,6 +114,7 @@ def _print(report: dict[str, Any], cfg: Config) -> None:
     office = report["office_check"]
     missing = [f"{m['what']} ({m['install']})" for m in office["missing"]]
     print(f"office check {'complete' if not missing else 'partial: install ' + '; '.join(missing)}")
+    print(f"browser     {report['browser']['line']}")
 
 
 # Why: hearth check runs what it can without these and lists the rest as skipped; the

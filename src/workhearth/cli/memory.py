@@ -118,15 +118,20 @@ def index(
 def search(
     query: Annotated[str, typer.Argument(metavar="Q")],
     limit: Annotated[int, typer.Option(help="How many hits (1..50).")] = 6,
-    layer: LayerOpt = None,
+    layer: Annotated[
+        str | None,
+        typer.Option("--layer", help="user | project | wiki (default: all three)"),
+    ] = None,
     json: JsonOpt = False,
 ) -> None:
-    """Search memory by words (Chinese included)."""
+    """Search memory by words (Chinese included), and the project's wiki pages."""
     if not query.strip():
         # Why: "no results" for an empty query reads as "searched and found nothing";
         # on the command line it is a mistake (the library and REST keep an empty list).
         raise UsageError("the search query is empty: give the words to find")
-    hits = hearth().memory.search(query, limit=limit, layer=_layer(layer))
+    hits = hearth().memory.search(
+        query, limit=limit, layer="wiki" if layer == "wiki" else _layer(layer)
+    )
     if json:
         print_json([h.as_dict() for h in hits])
         return

@@ -16,6 +16,10 @@ in practice :class:`workhearth.bank.client.facade.TeamBank`), the bank face rout
   team bank's;
 - context injection, index, reflection → the local Markdown, untouched: a session
   starts offline as fast as it always did.
+
+The project's wiki (``hearth wiki``'s pages, :mod:`~workhearth.memory.wiki_source`)
+is searched and injected beside the layers, at level ``low`` and within
+``WIKI_SHARE`` of the context budget; memory never writes it.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from workhearth.memory.bank import (
     encode_cursor,
     validate,
 )
-from workhearth.memory.context import pick_chunks, render
+from workhearth.memory.context import WIKI_SHARE, ChunkSource, pick_chunks, render
 from workhearth.memory.decode import decode_file
 from workhearth.memory.entries import ID_RE
 from workhearth.memory.evict import evict
@@ -51,6 +55,7 @@ from workhearth.memory.files import (
     USER_FILE,
     FolderLook,
     Layer,
+    SearchLayer,
     daily_file,
     markdown_files,
 )
@@ -61,6 +66,7 @@ from workhearth.memory.plain_text import require_plain_text
 from workhearth.memory.schema import cannot_write
 from workhearth.memory.search import DEFAULT_LIMIT, Hit, check_search
 from workhearth.memory.text import latin_words, word_terms
+from workhearth.memory.wiki_source import WIKI, WikiSource
 from workhearth.paths import HearthPaths
 
 if TYPE_CHECKING:
@@ -93,15 +99,19 @@ class Memory:
             "project": paths.project_awareness(workspace),
         }
         self._stores: dict[Layer, LayerStore] = {}
+        self._wiki = WikiSource(paths.project_wiki(workspace))
         self._fresh_until = 0.0
         self._last_look: tuple[tuple[Any, ...], int] | None = None
-        self._looks = {name: FolderLook(folder) for name, folder in self._folders.items()}
+        self._looks: dict[str, FolderLook] = {
+            name: FolderLook(folder) for name, folder in self._folders.items()
+        }
+        self._looks[WIKI] = FolderLook(self._wiki.folder)
 
     # ---------------------------------------------------------------- layers
     def folder(self, layer: Layer = "project") -> Path:
         """The Markdown folder of a layer ("user" | "project"): drop notes here."""
         if layer not in self._folders:
-            raise UsageError(f"layer must be one of {', '.join(LAYERS)}, not {layer!r}")
+            raise _not_a_layer(layer)
         return self._folders[layer]
 
     def store(self, layer: Layer) -> LayerStore:
@@ -109,21 +119,30 @@ class Memory:
             self._stores[layer] = LayerStore(layer, self.folder(layer))
         return self._stores[layer]
 
-    def _layers(self, layer: Layer | None) -> list[Layer]:
+    def _layers(self, layer: SearchLayer | None) -> list[Layer]:
+        """The writable layers ``layer`` names (None: all; "wiki": none)."""
         if layer is None:
             return list(LAYERS)
+        if layer == WIKI:
+            return []
         self.folder(layer)
         return [layer]
+
+    def _wiki_in(self, layer: SearchLayer | None) -> bool:
+        """Whether ``layer`` takes in the wiki, and there is one (no folder: no work)."""
+        return layer in (None, WIKI) and self._wiki.exists()
 
     def close(self) -> None:
         for store in self._stores.values():
             store.close()
+        self._wiki.close()
         if self.team_bank is not None:
             self.team_bank.close()
 
     # ----------------------------------------------------------- awareness
-    def index(self, layer: Layer | None = None, *, prune: bool = False) -> IndexReport:
-        """Bring the index up to date with the Markdown (only changed files are read).
+    def index(self, layer: SearchLayer | None = None, *, prune: bool = False) -> IndexReport:
+        """Bring the index up to date with the Markdown (only changed files are read);
+        the wiki's too (``layer=None`` or ``"wiki"``).
 
         ``prune``: also drop the metadata of entries no Markdown file holds any more,
         which an index keeps when it cannot tell (a file it cannot read as text).
@@ -133,13 +152,11 @@ class Memory:
             if not self.folder(name).is_dir():
                 continue
             store = self.store(name)
-            r = store.update_index()
-            total.files_seen += r.files_seen
-            total.files_changed += r.files_changed
-            total.chunks += r.chunks
-            total.files_removed += r.files_removed
+            total.add(store.update_index())
             if prune:
                 total.pruned += store.prune_orphans()
+        if self._wiki_in(layer):
+            total.add(self._wiki.index.update())
         self._fresh_until = time.monotonic() + REFRESH_SECONDS
         return total
 
@@ -162,9 +179,9 @@ class Memory:
         """Catch up with what another process or an editor changed; cheap when nothing did.
 
         For a long-lived object (``hearth serve``): each layer's Markdown files and
-        meta are compared by (inode, mtime_ns, size) with the last look; on any
-        change the cached meta is dropped and the index brought up to date.
-        Returns whether it had to.
+        meta (and the wiki's pages) are compared by (inode, mtime_ns, size) with the
+        last look; on any change the cached meta is dropped and the indexes brought
+        up to date. Returns whether it had to.
         """
         if not self.stale():
             return False
@@ -177,20 +194,24 @@ class Memory:
                 # Why not index(): its clean-up takes the layer lock, so a read would
                 # wait for a save in progress (whose meta is written before its Markdown).
                 self.store(name).index.update()
+        if self._wiki.exists():
+            self._wiki.index.update()
         self._fresh_until = time.monotonic() + REFRESH_SECONDS
         return True
 
     def _disk_state(self, taken: int) -> tuple[Any, ...]:
-        """Each layer's Markdown files and meta by (inode, mtime_ns, size); ``taken``:
-        the time (``time_ns``) just before."""
-        return tuple(self._looks[name].state(taken) for name in LAYERS)
+        """Each layer's Markdown files and meta, and the wiki's, by (inode, mtime_ns,
+        size); ``taken``: the time (``time_ns``) just before."""
+        return tuple(look.state(taken) for look in self._looks.values())
 
     def search(
-        self, query: str, limit: int = DEFAULT_LIMIT, layer: Layer | None = None
+        self, query: str, limit: int = DEFAULT_LIMIT, layer: SearchLayer | None = None
     ) -> list[Hit]:
         """Find memory by words (Chinese included); best hits first, scores relative to the best.
 
-        With a team bank, its hits too (``layer``: that local layer only).
+        ``layer=None``: the user and project layers and the wiki's pages, ranked
+        together; with a team bank, its hits too (``layer``: that local layer only,
+        ``"wiki"``: the wiki's pages only).
         """
         local = self._search_files(query, limit, layer)
         if self.team_bank is None or layer is not None:
@@ -200,7 +221,7 @@ class Memory:
         # to its own best hit, so a tie goes to the shared bank.
         return sorted(team + local, key=lambda h: -h.score)[:limit]
 
-    def _search_files(self, query: str, limit: int, layer: Layer | None) -> list[Hit]:
+    def _search_files(self, query: str, limit: int, layer: SearchLayer | None) -> list[Hit]:
         check_search(query, limit)
         self._refresh()
         hits: list[Hit] = []
@@ -216,6 +237,11 @@ class Memory:
                     hit.level = meta.level
                     hit.tags = list(meta.tags)
                 hits.append(hit)
+        if self._wiki_in(layer):
+            for hit in self._wiki.index.searcher().search(query, limit, layer=WIKI):
+                hit.path = self._wiki.shown(hit.path)
+                hit.level = self._wiki.level(hit.entry_id)
+                hits.append(hit)
         if not hits:
             return []
         best = max(h.score for h in hits)
@@ -226,13 +252,26 @@ class Memory:
 
     def context(self, topic: str | None = None, budget: int | None = None) -> str:
         """What would be injected at session start: each layer within its token budget,
-        and the whole text (headings included) within ``budget`` when given."""
+        and the whole text (headings included) within ``budget`` when given.
+
+        The wiki's pages, when there is a wiki, take at most ``WIKI_SHARE`` of the
+        budget (``budget``, else the user and project budgets together), and the
+        whole text then stays within that budget: the wiki takes a share of it,
+        never more context on top.
+        """
         if budget is not None and budget <= 0:
             raise UsageError("budget must be a positive number of tokens")
         self._refresh()
         budgets = {"user": self.config.user_budget, "project": self.config.project_budget}
-        stores = [self.store(name) for name in LAYERS if self.folder(name).is_dir()]
-        return render(pick_chunks(stores, topic, budgets, budget))
+        sources: list[ChunkSource] = [
+            self.store(name) for name in LAYERS if self.folder(name).is_dir()
+        ]
+        whole = budget
+        if self._wiki.exists():
+            whole = budget if budget is not None else sum(budgets.values())
+            budgets[WIKI] = int(whole * WIKI_SHARE)
+            sources.append(self._wiki)
+        return render(pick_chunks(sources, topic, budgets, whole))
 
     # ---------------------------------------------------------------- bank
     def save(
@@ -252,6 +291,9 @@ class Memory:
 
         With a team bank, a confirmed sentence (no ``pending``, no ``file``) goes there.
         """
+        if layer not in self._folders:
+            # Why before the team bank: a save to the wiki is refused wherever it would go.
+            raise _not_a_layer(layer)
         if self.team_bank is not None and not pending and file is None:
             return self.team_bank.save(content, level, tags, contexts, source=source, redact=redact)
         content, tags, provenance = validate(content, level, tags or [], contexts or [], redact)
@@ -394,11 +436,15 @@ class Memory:
         self,
         limit: int = 20,
         cursor: str | None = None,
-        layer: Layer | None = None,
+        layer: SearchLayer | None = None,
         tag: str | None = None,
     ) -> tuple[list[Entry], str | None]:
         """Entries newest first (``tag``: only those tagged so); pass the returned cursor
         to get the next page. With a team bank, its entries (``layer``: a local layer's)."""
+        if layer == WIKI:
+            raise UsageError(
+                "the wiki holds pages, not memory entries: `hearth wiki show` lists them"
+            )
         if self.team_bank is not None and layer is None:
             return self.team_bank.list(limit, cursor, tag=tag)
         if not 1 <= limit <= LIST_LIMIT_MAX:
@@ -490,6 +536,16 @@ class Memory:
         from workhearth.memory import reflect as reflection
 
         return reflection.reflect(self, model, now=now, layer=layer)
+
+
+def _not_a_layer(layer: object) -> UsageError:
+    """The refusal of a layer memory cannot write (the wiki) or does not know."""
+    if layer == WIKI:
+        return UsageError(
+            "the wiki is read-only memory: `hearth wiki build` and `hearth wiki update`"
+            " write its pages (save to layer user or project)"
+        )
+    return UsageError(f"layer must be one of {', '.join(LAYERS)}, not {layer!r}")
 
 
 def _newest(state: tuple[Any, ...]) -> int:

@@ -5,20 +5,47 @@ the task come first (by score), then the newest. Every budget is a ceiling on th
 text as it is rendered, headings and markers included, counted offline
 (:func:`~workhearth.models.tokens.count_tokens`): each layer stays inside its own
 budget, and a shared ``budget`` caps the whole text (the layers share it, in one
-importance order).
+importance order). The wiki's pages (:mod:`~workhearth.memory.wiki_source`) are one
+more source of chunks, all ``low``, with a budget of their own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from workhearth.memory.bank import LEVEL_RANK
-from workhearth.memory.layer import LayerStore
+from workhearth.memory.index import MemoryIndex
 from workhearth.models.tokens import count_tokens
 
-TITLES = {"user": "About the user (user memory)", "project": "This project (project memory)"}
+TITLES = {
+    "user": "About the user (user memory)",
+    "project": "This project (project memory)",
+    "wiki": "This project's wiki (hearth wiki pages)",
+}
+# Why a share: the wiki is the model's own summary, large and about everything, so
+# it would match most topics; it may inform the context, never crowd it (issue 24).
+WIKI_SHARE = 0.25
 PART_SEPARATOR = "\n\n"  # between headings and picks; whitespace, so it costs no token
+
+
+class ChunkSource(Protocol):
+    """What context assembly reads from a memory layer or the wiki."""
+
+    @property
+    def layer(self) -> str: ...
+
+    @property
+    def index(self) -> MemoryIndex: ...
+
+    def level(self, entry_id: str | None) -> str:
+        """The importance of an indexed chunk (by the entry it belongs to, if any)."""
+        ...
+
+    def shown(self, rel: str) -> str:
+        """An indexed file's path as the reader is told it."""
+        ...
 
 
 @dataclass
@@ -56,7 +83,7 @@ def render(picks_by_layer: Mapping[str, Sequence[Pick]]) -> str:
     return PART_SEPARATOR.join(parts)
 
 
-def ranked(store: LayerStore, topic: str | None) -> list[tuple[tuple[int, float, int], Pick]]:
+def ranked(store: ChunkSource, topic: str | None) -> list[tuple[tuple[int, float, int], Pick]]:
     """Every chunk of a layer with its sort key: (level rank, -score, -chunk id).
 
     Scores are relative to the layer's best match, so two layers rank on one scale.
@@ -70,14 +97,14 @@ def ranked(store: LayerStore, topic: str | None) -> list[tuple[tuple[int, float,
     best = max(scores.values(), default=0.0) or 1.0
     out = []
     for cid, path, line, text, entry_id, tokens in rows:
-        level = store.meta.level(entry_id)
+        level = store.level(entry_id)
         key = (LEVEL_RANK.get(level, 1), -scores.get(cid, 0.0) / best, -cid)
-        out.append((key, Pick(store.layer, path, line, text, tokens, level)))
+        out.append((key, Pick(store.layer, store.shown(path), line, text, tokens, level)))
     return out
 
 
 def pick_chunks(
-    stores: Sequence[LayerStore],
+    stores: Sequence[ChunkSource],
     topic: str | None,
     layer_budgets: Mapping[str, int],
     budget: int | None = None,

@@ -15,6 +15,9 @@ from typing import Any, Literal
 
 Layer = Literal["user", "project"]
 LAYERS: tuple[Layer, ...] = ("user", "project")
+# Why apart from Layer: the wiki is searched and injected like a layer, but only
+# ``hearth wiki`` writes it (:mod:`workhearth.memory.wiki_source`).
+SearchLayer = Literal["user", "project", "wiki"]
 USER_FILE = "USER.md"
 MEMORY_FILE = "MEMORY.md"
 DAILY_DIR = "daily"

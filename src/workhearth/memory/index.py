@@ -34,8 +34,8 @@ from pathlib import Path
 from workhearth.errors import CorruptDataError, HearthError
 from workhearth.fsutil import file_lock, make_private_dir
 from workhearth.memory.chunking import CHUNK_CHARS, Chunk, chunk_lines
-from workhearth.memory.decode import text_lines
-from workhearth.memory.files import INDEX_FILE, markdown_files
+from workhearth.memory.corpus import MEMORY_LAYER, Corpus
+from workhearth.memory.files import INDEX_FILE
 from workhearth.memory.index_state import (  # noqa: F401  (STATE_VERSION, digest_of: API)
     STATE_VERSION,
     FileState,
@@ -66,6 +66,13 @@ class IndexReport:
     chunks: int
     files_removed: int = 0
     pruned: int = 0  # metadata of entries no file holds, dropped by ``index --prune``
+
+    def add(self, other: IndexReport) -> None:
+        """Count another index's update in this one (the layers' and the wiki's)."""
+        self.files_seen += other.files_seen
+        self.files_changed += other.files_changed
+        self.chunks += other.chunks
+        self.files_removed += other.files_removed
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -132,10 +139,12 @@ class _Plan:
 
 
 class MemoryIndex:
-    """The index of one layer folder."""
+    """The index of one layer folder (``corpus``: of another folder of Markdown, by its rules)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, corpus: Corpus = MEMORY_LAYER) -> None:
         self.folder = folder
+        self.corpus = corpus
+        self._fingerprint = fingerprint(corpus.analysis)
         self._db: sqlite3.Connection | None = None
         self._inode: int | None = None
         # Why the file could not be written, while an in-memory copy stands in for it.
@@ -289,7 +298,7 @@ class MemoryIndex:
 
     def _update(self, wanted: set[str] | None) -> IndexReport:
         db = self.db
-        old_gen, old_files = load_state(self.folder)
+        old_gen, old_files = load_state(self.folder, self.corpus.state_file)
         plan = self._plan(wanted, old_gen, old_files)
         generation = plan.generation
         if plan.writes:
@@ -312,7 +321,7 @@ class MemoryIndex:
                 db.executescript("PRAGMA incremental_vacuum;")
         claim = generation if plan.complete else None
         if self.unwritable is None and (claim != old_gen or plan.files != old_files):
-            save_state(self.folder, claim, plan.files)
+            save_state(self.folder, claim, plan.files, self.corpus.state_file)
         return IndexReport(plan.seen, len(plan.changed), plan.chunks, len(plan.removed))
 
     def _plan(
@@ -348,7 +357,7 @@ class MemoryIndex:
             gen, total, fp = db.execute(
                 "SELECT generation, chunks, fingerprint FROM state"
             ).fetchone()
-            plan = _Plan(gen, total, fp != fingerprint(), {})
+            plan = _Plan(gen, total, fp != self._fingerprint, {})
             trusted = not plan.reset and old_gen == gen
             if plan.reset:
                 indexed: dict[str, str] = {}
@@ -375,7 +384,7 @@ class MemoryIndex:
         (only ``wanted`` ones looked at); returns every file found."""
         kept = 0
         on_disk: set[str] = set()
-        for rel, st in markdown_files(self.folder):
+        for rel, st in self.corpus.files(self.folder):
             on_disk.add(rel)
             cached = old.get(rel)
             if wanted is not None and rel not in wanted:
@@ -446,7 +455,7 @@ class MemoryIndex:
         generation = secrets.token_hex(8)
         db.execute(
             "UPDATE state SET generation = ?, chunks = ?, fingerprint = ?",
-            (generation, total, fingerprint()),
+            (generation, total, self._fingerprint),
         )
         plan.chunks = total
         return generation
@@ -475,7 +484,7 @@ class MemoryIndex:
             "SELECT first_id, chunks FROM files WHERE path = ?", (item.rel,)
         ).fetchone()
         first, count = row
-        ((_, lines),) = next(_batches([item], self.folder))
+        ((_, lines),) = next(_batches([item], self.folder, self.corpus))
         new = chunk_lines(lines)
         old = db.execute(
             "SELECT line_start, line_end, text, entry_id FROM chunks"
@@ -545,7 +554,7 @@ class MemoryIndex:
         db = self.db
         next_id = db.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()[0]
         added = 0
-        for batch in _batches(changed, self.folder):
+        for batch in _batches(changed, self.folder, self.corpus):
             rows = []
             files = []
             for item, lines in batch:
@@ -618,7 +627,9 @@ def _derived(
             yield cid, value
 
 
-def _batches(changed: list[_Changed], folder: Path) -> Iterator[list[tuple[_Changed, list[str]]]]:
+def _batches(
+    changed: list[_Changed], folder: Path, corpus: Corpus
+) -> Iterator[list[tuple[_Changed, list[str]]]]:
     """Changed files with their lines, about ``BATCH_CHUNKS`` chunks' worth at a time."""
     batch: list[tuple[_Changed, list[str]]] = []
     size = 0
@@ -632,7 +643,7 @@ def _batches(changed: list[_Changed], folder: Path) -> Iterator[list[tuple[_Chan
             # Why: record the hash of what is indexed, even if the file changed since.
             item.digest = digest_of(data)
         item.data = None
-        batch.append((item, text_lines(data)))
+        batch.append((item, corpus.lines(data)))
         size += len(data)
         if size >= BATCH_CHUNKS * CHUNK_CHARS:
             yield batch

@@ -34,12 +34,14 @@ def latin_text(text: str) -> str:
 
 
 @functools.cache
-def fingerprint() -> str:
+def fingerprint(analysis: str = "") -> str:
     """A digest of what decides the index contents: chunking, tokens and derived texts.
 
     Why: ``fts_word`` and ``fts_cjk`` are contentless, so removing a chunk must
     repeat exactly what was inserted; an index built by other text analysis (or
     another chunker) is emptied and rebuilt instead of being patched wrongly.
+    ``analysis``: what a corpus does to files beyond a memory layer's reading
+    (:class:`~workhearth.memory.corpus.Corpus`); empty for a memory layer.
     """
     probe = [
         "# Probe 记忆索引",
@@ -58,6 +60,8 @@ def fingerprint() -> str:
         cjk_grams(text),
         latin_text(text),
     ]
+    if analysis:
+        parts.append(analysis)
     return digest_of(orjson.dumps(parts))
 
 
@@ -65,10 +69,13 @@ def fingerprint() -> str:
 FileState = list[Any]
 
 
-def load_state(folder: Path) -> tuple[str | None, dict[str, FileState]]:
-    """(generation it describes or None, path → [mtime_ns, size, digest(, racy)])."""
+def load_state(
+    folder: Path, name: str = HASH_STATE_FILE
+) -> tuple[str | None, dict[str, FileState]]:
+    """(generation it describes or None, path → [mtime_ns, size, digest(, racy)]);
+    ``name``: the hash-state's file name in ``folder``."""
     try:
-        data = orjson.loads((folder / HASH_STATE_FILE).read_bytes())
+        data = orjson.loads((folder / name).read_bytes())
     except (OSError, orjson.JSONDecodeError):
         return None, {}
     if not isinstance(data, dict):
@@ -83,9 +90,14 @@ def load_state(folder: Path) -> tuple[str | None, dict[str, FileState]]:
     return None, {k: v for k, v in data.items() if valid_entry(v) and len(v) == 3}
 
 
-def save_state(folder: Path, generation: str | None, files: dict[str, FileState]) -> None:
+def save_state(
+    folder: Path,
+    generation: str | None,
+    files: dict[str, FileState],
+    name: str = HASH_STATE_FILE,
+) -> None:
     state = {"version": STATE_VERSION, "index": generation, "files": files}
-    atomic_write(folder / HASH_STATE_FILE, orjson.dumps(state))
+    atomic_write(folder / name, orjson.dumps(state))
 
 
 def valid_entry(entry: object) -> bool:

@@ -77,6 +77,14 @@ class LayerStore:
     def close(self) -> None:
         self.index.close()
 
+    def level(self, entry_id: str | None) -> str:
+        """An indexed chunk's level: its entry's (``normal`` for text no entry holds)."""
+        return self.meta.level(entry_id)
+
+    def shown(self, rel: str) -> str:
+        """A file's path as hits and context markers name it: relative to the layer."""
+        return rel
+
     # ----------------------------------------------------------- indexing
     def update_index(self) -> IndexReport:
         report = self.index.update()

@@ -49,6 +49,7 @@ from workhearth.server.routes import (
     tasks,
     trash,
     trust,
+    wiki,
 )
 from workhearth.server.schemas import BODY_MAX, COMMON, ErrorOut, InfoOut, errors
 from workhearth.server.security import COOKIE, Auth, Guard, RequireLogin
@@ -162,7 +163,7 @@ def create_app(
     _install_error_handlers(app)
     # Why no auth dependency: RequireLogin checks every /v1/ path before routing.
     api: dict[str, Any] = {"responses": errors(*COMMON)}
-    for module in (memory, sessions, skills, trash, audit, files, trust, tasks, check):
+    for module in (memory, sessions, skills, trash, audit, files, trust, tasks, check, wiki):
         app.include_router(module.router, **api)
     app.include_router(check.session_router, **api)
     memory.serve_search_first(app)  # the hottest route, before FastAPI's routing

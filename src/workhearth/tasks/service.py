@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from workhearth.agent.approval import Approver
+from workhearth.agent.browser.session import kill_browser_of
 from workhearth.agent.receipts import failing_products
 from workhearth.agent.runner import (
     MODES,
@@ -481,7 +482,8 @@ class TaskService:
     ) -> None:
         """The run from start to end; never raises (the end is ``task``'s last event)."""
         records = command_records(session)
-        task.interrupt = lambda: interrupt_commands(records)
+        # Why (issue 25): a stop also ends the run's browser at once, mid-page or not.
+        task.interrupt = lambda: (interrupt_commands(records), kill_browser_of(session.id))
         reason, message = "error", None
         if prompt is not None:
             # Why: the run appends the prompt to the transcript after ``base``; a page

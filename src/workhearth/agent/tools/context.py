@@ -22,6 +22,7 @@ from workhearth.shell.sandbox import Sandbox
 from workhearth.shell.snapshot import Snapshot
 
 if TYPE_CHECKING:
+    from workhearth.agent.browser.session import BrowserSession
     from workhearth.agent.changes import ChangeDetector
     from workhearth.agent.loop import RunResult
     from workhearth.agent.receipts import OfficeChecker
@@ -109,6 +110,8 @@ class ToolContext:
     changes: ChangeDetector | None = field(default=None, repr=False)
     # Why (issue 21): office files a call produced are checked before the model hears back.
     office: OfficeChecker | None = field(default=None, repr=False)
+    # Why (issue 25): the session's browser, when one was found; None: no browser tools.
+    browser: BrowserSession | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.history is None:

@@ -1,4 +1,5 @@
-"""``hearth mcp``: memory, sessions and skills as MCP tools (DESIGN §6), plus skill prompts.
+"""``hearth mcp``: memory, the wiki, sessions and skills as MCP tools (DESIGN §6), plus
+skill prompts.
 
 Each tool answers with a shape of :mod:`workhearth.api` (the REST API's own classes),
 so the SDK derives its output schema from the class the REST route names.
@@ -38,6 +39,7 @@ from workhearth.api.session_models import (
 )
 from workhearth.api.skill_models import SkillDetailOut, SkillListOut
 from workhearth.api.skills import skill_detail, skill_summary
+from workhearth.api.wiki_models import WikiPageOut
 from workhearth.app import Workhearth
 from workhearth.config import Config
 from workhearth.errors import HearthError, NotFoundError
@@ -138,12 +140,14 @@ def build_server(config: Config, workspace: Path | str, *, inline: bool = True) 
         version=__version__,
         instructions=(
             "hearth's memory (plain Markdown the user can edit, searched by words, Chinese "
-            "included), its saved agent sessions, and its skills. Save only plain sentences "
+            "included), the project's wiki (pages hearth wrote about its code and documents), "
+            "its saved agent sessions, and its skills. Save only plain sentences "
             "the user confirmed. Each tool takes an optional `workspace` folder."
         ),
         log_level="WARNING",
     )
     _memory_tools(server, hearths)
+    _wiki_tools(server, hearths)
     _session_tools(server, hearths)
     _team_tools(server, hearths)
     _skill_tools(server, hearths)
@@ -225,6 +229,30 @@ def _memory_tools(server: MCPServer, hearths: Hearths) -> None:
 
         hearths.call(workspace, delete)
         return DeletedOut(deleted=id)
+
+
+def _wiki_tools(server: MCPServer, hearths: Hearths) -> None:
+    @_tool(server, hearths, annotations=READ, title="Search the wiki")
+    def wiki_search(
+        query: Query,
+        limit: SearchLimit = 6,
+        workspace: Workspace = None,
+    ) -> SearchOut:
+        """Find pages of the project's wiki (hearth wiki build) by words; best first."""
+        hits = hearths.call(workspace, lambda wh: wh.memory.search(query, limit, layer="wiki"))
+        return SearchOut.model_validate({"results": [h.as_dict() for h in hits]})
+
+    @_tool(server, hearths, annotations=READ, title="Read a wiki page")
+    def wiki_read(
+        page: Annotated[
+            str, Field(description="The page's name: overview, or one from a hit's path.")
+        ],
+        workspace: Workspace = None,
+    ) -> WikiPageOut:
+        """A page of the project's wiki: its Markdown, when and from which sources it was
+        written, and whether a source changed since (stale) or the user edited it."""
+        found = hearths.call(workspace, lambda wh: wh.wiki.read(page))
+        return WikiPageOut.model_validate(found.as_dict())
 
 
 def _session_tools(server: MCPServer, hearths: Hearths) -> None:

@@ -7,9 +7,10 @@ import * as memory from "./memory.js";
 import * as skills from "./skills.js";
 import * as tasks from "./tasks.js";
 import * as trash from "./trash.js";
+import * as wiki from "./wiki.js";
 import { info } from "./ui.js";
 
-const VIEWS = { tasks, chat, memory, skills, trash };
+const VIEWS = { tasks, chat, memory, wiki, skills, trash };
 let current = null;
 
 function route() {

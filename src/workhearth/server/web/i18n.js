@@ -6,6 +6,7 @@ import LIVE from "./strings-live.js";
 import REWIND from "./strings-rewind.js";
 import TEAM from "./strings-team.js";
 import VIEWS from "./strings-views.js";
+import WIKI from "./strings-wiki.js";
 
 const STRINGS = {
   en: {
@@ -283,7 +284,7 @@ const STRINGS = {
     "audit.summary": "摘要",
   },
 };
-for (const extra of [CHECK, ERRORS, LIVE, REWIND, TEAM, VIEWS]) for (const lang of ["en", "zh"]) Object.assign(STRINGS[lang], extra[lang]);
+for (const extra of [CHECK, ERRORS, LIVE, REWIND, TEAM, VIEWS, WIKI]) for (const lang of ["en", "zh"]) Object.assign(STRINGS[lang], extra[lang]);
 
 const KEY = "hearth.lang";
 

@@ -66,6 +66,7 @@ TEAM_STEP = "team_step"  # a transcript event: one step's entry after a change
 STATE = "team/state.json"
 PLAN = "plan.md"
 DEFAULT_PARALLEL = 3
+OVERVIEW_CHARS = 6000  # of the wiki's overview a specialist is given
 Phase = Literal["start", "questions", "plan", "running", "done", "failed"]
 
 LEAD_SYSTEM = """You lead a small team of specialists who work on the user's request in \
@@ -721,10 +722,27 @@ class TeamRun:
             parts.append("It will be checked that:\n" + "\n".join(f"- {c}" for c in step.checks))
         if earlier:
             parts.append("What earlier steps reported:\n" + "\n".join(earlier))
+        overview = self._overview
+        if overview:
+            parts.append(
+                "The project's wiki overview (read it first; its pages are found by "
+                "memory_search):\n" + overview
+            )
         parts.append(
             "When you are done, reply with a short summary of what you produced and where."
         )
         return "\n\n".join(p for p in parts if p)
+
+    @functools.cached_property
+    def _overview(self) -> str:
+        """The project wiki's overview (issue 24), trimmed; empty when there is none."""
+        from workhearth.errors import NotFoundError
+
+        try:
+            text = self.wh.wiki.read("overview").text.strip()
+        except (NotFoundError, OSError, UsageError):
+            return ""
+        return text if len(text) <= OVERVIEW_CHARS else text[:OVERVIEW_CHARS] + "\n…"
 
     # -------------------------------------------------------------- the end
     def _report(self) -> TeamResult:

@@ -1,0 +1,59 @@
+"""Browser tool fixtures: a session context whose browser (Debian's Chromium) may visit 127.0.0.1."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.agent.browser.browsing import CHROMIUM, TEST_ARGS, MakeCtx, browser_env
+from workhearth.agent.approval import Approver, allow_all
+from workhearth.agent.audit import AuditLog
+from workhearth.agent.browser.policy import SitePolicy
+from workhearth.agent.browser.session import BrowserSession
+from workhearth.agent.browser.tools import BROWSER_TOOLS
+from workhearth.agent.safefs import SafeFS
+from workhearth.agent.tools import ToolContext, ToolRegistry
+from workhearth.config import BrowserConfig, Config
+from workhearth.sessions.session import Session
+
+
+@pytest.fixture
+def browser_home(tmp_path: Path) -> Path:
+    home = tmp_path / "browser home"
+    home.mkdir()
+    return home
+
+
+@pytest.fixture
+def make_ctx(session: Session, fs: SafeFS, config: Config, browser_home: Path) -> Iterator[MakeCtx]:
+    """``make_ctx(mode, approver)``: a context whose browser may visit 127.0.0.1."""
+    browsers: list[BrowserSession] = []
+
+    def make(mode: str = "agent", approver: Approver = allow_all) -> ToolContext:
+        browser = BrowserSession.for_session(
+            session, CHROMIUM, env=browser_env(browser_home), extra_args=TEST_ARGS
+        )
+        browser.policy = SitePolicy.from_config(
+            BrowserConfig(allow=("127.0.0.1",)),
+            mode,  # type: ignore[arg-type]
+        )
+        browsers.append(browser)
+        return ToolContext(
+            session=session,
+            fs=fs,
+            mode=mode,  # type: ignore[arg-type]
+            approver=approver,
+            audit=AuditLog(config.paths.audit_log),
+            browser=browser,
+        )
+
+    yield make
+    for browser in browsers:
+        browser.close()
+
+
+@pytest.fixture
+def reg() -> ToolRegistry:
+    return ToolRegistry(BROWSER_TOOLS)
