@@ -95,6 +95,9 @@ def measure(executable: Path, rounds: int, tmp: Path) -> dict[str, Any]:
     browser = BrowserSession.for_session(session, executable, env=env, extra_args=args)
     browser.session_id = session.id
     browser.policy = SitePolicy.from_config(BrowserConfig(allow=("127.0.0.1",)), "agent")
+    # Why off: the picture after each action (agent/browser/view.py, ~33 ms of frame
+    # capture) is a feature beside the tools' own cost, which this bench compares.
+    browser.screenshots = False
     fs = SafeFS([workspace], trash=Trash(config.paths.trash), protected=[config.home])
     ctx = ToolContext(session=session, fs=fs, mode="agent", approver=allow_all, browser=browser)
     reg = ToolRegistry(BROWSER_TOOLS)

@@ -155,12 +155,14 @@ class BrowserConfig(_Table, frozen=True, kw_only=True):
     false`` shows it working; ``allow``: sites (``*.example.com``, ``127.0.0.1``,
     ``localhost:8123``) quest mode may visit, agent mode visits unasked, and whose private
     addresses are reachable; ``profile``: the user's own browser profile, used only when
-    set (else one per session)."""
+    set (else one per session); ``screenshots = false``: no picture of the page after each
+    action for the page's task stream (each costs ~30 ms)."""
 
     executable: PathText | None = None
     headless: bool = True
     allow: SiteNames = ()
     profile: PathText | None = None
+    screenshots: bool = True
 
 
 @dataclass(frozen=True)

@@ -73,9 +73,29 @@ _FLAG_ALIASES = {"--recursive": "-r", "-R": "-r", "--force": "-f"}
 
 
 # ---------------------------------------------------------------- approvers
+class SecretAsk:
+    """A value only the user may give, asked for with the approval (a password to type).
+
+    Why a slot the approver fills, not an answer: the value must go to the one place
+    that needs it (the page's field) and nowhere else: not the model, the transcript,
+    the audit or an event. An approver that cannot ask a person for it (``--yes``
+    without a terminal, a script) leaves :attr:`value` None, and the caller refuses.
+    """
+
+    def __init__(self, prompt: str) -> None:
+        self.prompt = prompt  # what to type, in words ("the password of Password on …")
+        self.value: str | None = None
+
+    def __repr__(self) -> str:  # Why: a request may be logged; the value never is
+        return f"SecretAsk({self.prompt!r})"
+
+
 @dataclass(frozen=True)
 class ApprovalRequest:
-    """One question to the user: ``summary`` is exactly what will happen."""
+    """One question to the user: ``summary`` is exactly what will happen.
+
+    ``secret``: the user also types a value (hidden) that the approver puts there.
+    """
 
     tool: str
     summary: str
@@ -83,6 +103,7 @@ class ApprovalRequest:
     call_id: str = ""
     allow_always: bool = True
     warning: str | None = None
+    secret: SecretAsk | None = None
 
 
 class Approver(Protocol):
@@ -154,6 +175,9 @@ class TerminalApprover:
         return not self.yes
 
     def ask(self, request: ApprovalRequest) -> Answer:
+        if request.secret is not None:
+            # Why before --yes: a flag can say yes, but only a person can type a password.
+            return self._ask_secret(request, request.secret)
         if self.yes:
             return "once"
         if not self.interactive or self.input is None:
@@ -178,6 +202,53 @@ class TerminalApprover:
                 if answer is not None:
                     return answer
             return "deny"
+
+    def _ask_secret(self, request: ApprovalRequest, secret: SecretAsk) -> Answer:
+        """Show the request, then read the value with the terminal's echo off; an empty
+        line is a no."""
+        if not self.interactive or self.input is None:
+            return "unasked"
+        with self._lock:
+            out = self.output
+            out.write(f"\n{request.tool} wants to:\n  {request.summary}\n")
+            out.write(f"Type {secret.prompt} (hidden; an empty line: no): ")
+            out.flush()
+            line = read_hidden(self.input)
+            out.write("\n")
+            out.flush()
+        if line is None:
+            return "unasked"
+        value = line.rstrip("\r\n")
+        if not value:
+            return "deny"
+        secret.value = value
+        return "once"
+
+
+def read_hidden(stream: TextIO) -> str | None:
+    """One line from ``stream`` without echoing it when it is a terminal (as ``getpass``
+    does, but on the approver's own stream); None at end of input."""
+    fd: int | None = None
+    try:
+        if stream.isatty():
+            fd = stream.fileno()
+    except (AttributeError, ValueError, OSError):
+        fd = None
+    if fd is None:
+        return stream.readline() or None
+    import termios
+
+    old = termios.tcgetattr(fd)
+    quiet = list(old)
+    quiet[3] &= ~termios.ECHO
+    try:
+        # Why FLUSH first, DRAIN after: what was typed before the prompt may have been
+        # seen on the screen, so it is dropped; what comes after is the next answer.
+        termios.tcsetattr(fd, termios.TCSAFLUSH, quiet)
+        line = stream.readline()
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, old)
+    return line or None
 
 
 def is_terminal(stream: TextIO | None) -> bool:
@@ -417,9 +488,11 @@ class Gate:
         call_id: str = "",
         allow_always: bool = True,
         preapproved: bool = False,
+        secret: SecretAsk | None = None,
     ) -> Verdict:
         """``preapproved``: the user's own config lets this tool run unasked (an MCP
-        server with ``trust = true``); it still never runs in ask mode."""
+        server with ``trust = true``); it still never runs in ask mode. ``secret``: the
+        user is asked for a value too (never "always"; the caller reads it there)."""
         if read_only:
             return Verdict("allowed-by-mode")
         if self.mode == "ask":
@@ -435,11 +508,17 @@ class Gate:
             return Verdict("allowed-by-mode")
         if preapproved and rule is None:
             return Verdict("allowed-by-config", "the user's config trusts this tool")
-        if allow_always and rule is None and tool in self.always:
+        if allow_always and rule is None and secret is None and tool in self.always:
             return Verdict("allowed-by-user", "allowed for this session")
         warning = f"this command matches the denied rule {rule!r}" if rule else None
         request = ApprovalRequest(
-            tool, summary, dict(arguments or {}), call_id, allow_always and rule is None, warning
+            tool,
+            summary,
+            dict(arguments or {}),
+            call_id,
+            allow_always and rule is None and secret is None,
+            warning,
+            secret,
         )
         with self._lock:
             answer = self.approver.ask(request)

@@ -64,6 +64,7 @@ PEOPLE_SUMMARY: dict[str, str] = {
     "not-asked": "not run: it needed approval and nobody was there to give it",
 }
 
+MASK = "••••••••"  # a masked secret (a password typed in the browser), of no telling length
 STRING_LIMIT = 300
 SUMMARY_LIMIT = 200
 _REDACT_MARGIN = 4_096

@@ -77,7 +77,11 @@ class Progress:
             subject = event.data.get("subject") or ""
             name = event.data.get("name", "")
             head = f"[{name} {subject}]" if subject else f"[{name}]"
-            self.write(("" if self.at_line_start else "\n") + f"{head} {event.data['summary']}\n")
+            line = f"{head} {event.data['summary']}"
+            if event.data.get("line"):
+                # Why: a browser action says its site and element (agent/browser/view.py).
+                line = str(event.data["line"])
+            self.write(("" if self.at_line_start else "\n") + f"{line}\n")
             self.at_line_start = True
         elif event.name == "notice":
             print(f"hearth: {event.data['message']}", file=sys.stderr)

@@ -44,6 +44,7 @@ from workhearth.server.routes import (
     check,
     files,
     memory,
+    screenshots,
     sessions,
     skills,
     tasks,
@@ -166,6 +167,7 @@ def create_app(
     for module in (memory, sessions, skills, trash, audit, files, trust, tasks, check, wiki):
         app.include_router(module.router, **api)
     app.include_router(check.session_router, **api)
+    app.include_router(screenshots.router, **api)
     memory.serve_search_first(app)  # the hottest route, before FastAPI's routing
     add_routes(app, mounted)  # /mcp: behind the same Guard and login check
 

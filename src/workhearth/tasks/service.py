@@ -595,13 +595,13 @@ class TaskService:
         task.stop()
         return task
 
-    def answer(self, session_id: str, call_id: str, answer: str) -> None:
+    def answer(self, session_id: str, call_id: str, answer: str, value: str | None = None) -> None:
         if answer not in ANSWERS:
             raise UsageError(f"answer must be one of {', '.join(ANSWERS)}, not {answer!r}")
         task = self.live(session_id)
         if task is None:
             raise NotFoundError("no such pending approval", code="approval_unknown")
-        task.answer(call_id, answer)
+        task.answer(call_id, answer, value)
 
     def end_streams(self) -> None:
         """End every open event stream now (the process is stopping; tasks go on until close)."""

@@ -3,7 +3,7 @@
 Its events are the one record of what the run did, for every surface: the terminal
 prints them, the page streams them, ``sessions show`` reads the transcript they came
 from. ``text`` {text}, ``tool_call`` {id, name, summary}, ``tool_result`` {id, ok,
-summary}, ``approval`` {call_id, tool, summary}, ``approval_cancelled`` {call_id},
+summary, line?, screenshot?}, ``approval`` {call_id, tool, summary}, ``approval_cancelled`` {call_id},
 ``status`` {status, reason?}, ``done`` {reason, status, message?}.
 
 Statuses (DESIGN §6): ``running``, ``waiting`` (for an approval), ``stopped`` (by the
@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from workhearth.agent.approval import Answer, ApprovalRequest
 from workhearth.agent.loop import ToolEvent
-from workhearth.errors import NotFoundError
+from workhearth.errors import NotFoundError, UsageError
 from workhearth.models.streaming import TextDelta
 from workhearth.tasks.words import brief, outcome_text
 
@@ -99,9 +99,14 @@ class PendingApproval:
     summary: str
     answer: Answer | None = None
     answered: threading.Event = field(default_factory=threading.Event)
+    # Why (issue 25): what the user types with a yes (a password), in words; "" for none.
+    # The value typed goes to the tool only, never into an event.
+    secret: str = ""
+    value: str | None = field(default=None, repr=False)
 
     def as_dict(self) -> dict[str, str]:
-        return {"call_id": self.call_id, "tool": self.tool, "summary": self.summary}
+        out = {"call_id": self.call_id, "tool": self.tool, "summary": self.summary}
+        return {**out, "secret": self.secret} if self.secret else out
 
 
 class Task:
@@ -206,7 +211,10 @@ class Task:
     def ask(self, request: ApprovalRequest) -> Answer:
         """Publish the question and wait for the answer (``unasked`` once stopped)."""
         call_id = request.call_id or f"approval-{next(self._call_ids)}"
-        pending = PendingApproval(call_id, request.tool, request.summary)
+        secret = request.secret
+        pending = PendingApproval(
+            call_id, request.tool, request.summary, secret=secret.prompt if secret else ""
+        )
         with self._lock:
             if self.stop_requested:
                 return "unasked"
@@ -220,14 +228,20 @@ class Task:
             self.publish("approval_cancelled", {"call_id": call_id})
             return "unasked"
         self.publish("status", {"status": "running"})
+        if secret is not None and pending.answer != "deny":
+            secret.value, pending.value = pending.value, None
         return pending.answer
 
-    def answer(self, call_id: str, answer: Answer) -> None:
+    def answer(self, call_id: str, answer: Answer, value: str | None = None) -> None:
+        """``value``: what the question asked the user to type (a password), with a yes."""
         with self._lock:
             pending = self.pending
             if pending is None or pending.call_id != call_id or pending.answered.is_set():
                 raise NotFoundError("no such pending approval")
+            if pending.secret and answer != "deny" and not value:
+                raise UsageError(f"type {pending.secret}, or deny", code="approval_value")
             pending.answer = answer
+            pending.value = value if pending.secret else None
             pending.answered.set()
 
     def stop(self) -> None:
@@ -276,6 +290,12 @@ class Task:
                 if changes:
                     # Why: what changed on disk during this call (agent.changes), as measured.
                     data["changes"] = [c.as_dict() for c in changes]
+                shown = getattr(event.outcome, "shown", None)
+                if shown is not None:
+                    # Why (issue 25): the browser's action in words and its picture.
+                    data["line"] = shown.line
+                    if shown.screenshot:
+                        data["screenshot"] = shown.screenshot
                 self.publish("tool_result", data)
 
     def _check_stop(self) -> None:

@@ -51,7 +51,8 @@ CHANGING = _page(
     '<div id="app"><p>Version 1</p><button onclick="document.title=\'clicked\'">Old button</button>'
     "</div><script>setTimeout(() => { document.getElementById('app').innerHTML = "
     "'<p>Version 2</p><button onclick=\"document.title=\\'new clicked\\'\">New button</button>';"
-    "}, 400);</script>",
+    # Why 2.5 s: the agent opens and snapshots the page first; under load that took over 400 ms.
+    "}, 2500);</script>",
 )
 POPUP = _page(
     "Popup",

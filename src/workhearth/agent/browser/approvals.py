@@ -19,7 +19,8 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-MASK = "••••••••"  # Why: one fixed length, so the mask does not tell the password's length
+from workhearth.agent.audit import MASK  # Why: one fixed length: it does not tell the length
+
 URL_LIMIT = 300
 VALUE_LIMIT = 120
 _SECRET_TYPES = frozenset({"password"})
@@ -75,6 +76,11 @@ def shown(text: str, limit: int = VALUE_LIMIT) -> str:
     )
     clean = re.sub(r" {2,}", " ", clean).strip()
     return clean if len(clean) <= limit else clean[: limit - 1] + "…"
+
+
+def secret_summary(site: str, label: str, url: str) -> str:
+    """Typing a secret the user gives: which field of which page (the value is never shown)."""
+    return f"type a password you give into {shown(label, 60)} on {site} ({shown(url, URL_LIMIT)})"
 
 
 def visit_summary(site: str, url: str) -> str:

@@ -40,6 +40,9 @@ _PROBE_JS = """(ref) => {
       value: e.type === "password" ? (e.value ? "typed" : "") : String(e.value) }));
   return {
     tag, type, password: type === "password", file: tag === "INPUT" && type === "file",
+    fieldName: el.name || el.id || "", autocomplete: el.getAttribute("autocomplete") || "",
+    label: ((el.labels && el.labels[0] && el.labels[0].textContent) || el.getAttribute("aria-label")
+      || el.name || "").replace(/\\s+/g, " ").trim().slice(0, 60),
     name: `${tag.toLowerCase()}${type ? "[" + type + "]" : ""} "${type === "password" ? "" : text}"`,
     form: !!form,
     button: !!form && ((tag === "BUTTON" && (type === "" || type === "submit"))
@@ -94,6 +97,16 @@ def form_fields(found: dict[str, Any]) -> list[FormField]:
         )
         for f in found["fields"][:40]
     ]
+
+
+def secret_field(found: dict[str, Any]) -> bool:
+    """Whether the probed element takes a secret (a password input, or a field whose name
+    or ``autocomplete`` says so): its value comes from the user, never the model."""
+    if found["tag"] not in ("INPUT", "TEXTAREA"):
+        return False
+    return is_secret_field(
+        input_type=found["type"], name=found["fieldName"], autocomplete=found["autocomplete"]
+    )
 
 
 def tab_line(s: BrowserSession, page: Page) -> str:

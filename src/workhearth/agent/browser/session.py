@@ -121,6 +121,8 @@ class BrowserSession:
         self.extra_args = tuple(extra_args)
         self.timeout = timeout
         self.keep_profile = keep_profile
+        # Why a switch: a picture after each action costs ~30 ms (agent/browser/view.py).
+        self.screenshots = True
         # Why: a profile of the user's own ([browser] profile) may be in use by the user's
         # browser; only the processes this session launched on it are ever ended.
         self.ours = True
@@ -209,6 +211,7 @@ class BrowserSession:
             )
         browser.policy = policy
         browser.session_id = session.id
+        browser.screenshots = config.screenshots
         return browser
 
     # ------------------------------------------------------------ running

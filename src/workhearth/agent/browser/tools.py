@@ -11,24 +11,35 @@ when they submit; ask mode does not offer them (the policy's ``offers``).
 Errors are words the model can act on ("ref 12 is no longer on the page; take a new
 snapshot"), raised as :class:`ToolError`/:class:`BrowserError` and returned by the
 registry as error results.
+
+Passwords (issue 25): the model never supplies or sees one. ``browser_type`` on a secret
+field (:func:`~workhearth.agent.browser.elements.secret_field`) takes an empty text, and
+the approval asks the user for the value (:class:`SecretAsk`: a hidden prompt on the
+terminal, a password input on the page's card); with nobody to ask, or in quest mode,
+it is refused in words. The value goes to the page only: every browser tool's output
+and error has it masked (:func:`_masking`), and the audit never holds it.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import mimetypes
+import weakref
 from collections.abc import Callable
 from pathlib import PurePath
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from workhearth.agent.approval import Gate
+from workhearth.agent.approval import Gate, SecretAsk
 from workhearth.agent.browser.approvals import (
     download_summary,
+    secret_summary,
     submit_summary,
     upload_summary,
     visit_summary,
+    without_secrets,
 )
 from workhearth.agent.browser.elements import (
     ACTION_SECONDS,
@@ -38,13 +49,15 @@ from workhearth.agent.browser.elements import (
     locate,
     playwright_timeout,
     probe,
+    secret_field,
     tab_line,
 )
 from workhearth.agent.browser.session import BrowserError, BrowserSession
 from workhearth.agent.browser.urls import site_of
+from workhearth.agent.browser.view import showing
 from workhearth.agent.tools.context import ToolContext, ToolError
 from workhearth.agent.tools.files import _keep_previous, _open_for_reading
-from workhearth.agent.tools.registry import Offered, tool
+from workhearth.agent.tools.registry import Offered, ToolFunc, tool
 from workhearth.errors import HearthError
 from workhearth.models.tokens import count_tokens
 
@@ -79,7 +92,39 @@ _SCROLL_JS = """(d) => {
 }"""
 
 
+NEEDS_THE_USER = "a password field needs the user; run it in agent mode with a terminal or the page"
+# The passwords the user typed into each browser, masked in whatever its tools return.
+# Why beside the session, not in it: they live only in memory, and only as long as it.
+_typed: weakref.WeakKeyDictionary[BrowserSession, set[str]] = weakref.WeakKeyDictionary()
+
+
 # ------------------------------------------------------------------ plumbing
+def _secrets(ctx: ToolContext) -> set[str]:
+    return _typed.get(ctx.browser, set()) if ctx.browser is not None else set()
+
+
+def _masking(func: ToolFunc) -> ToolFunc:
+    """``func`` with the typed passwords masked in its result and its errors.
+
+    Why every tool: a page may show what was typed (an error page echoing the form, a
+    title), and a snapshot, an extract or an error would carry it to the model.
+    """
+
+    @functools.wraps(func)
+    def masked(ctx: ToolContext, *args: Any, **kwargs: Any) -> Any:
+        try:
+            out = func(ctx, *args, **kwargs)
+        except Exception as exc:
+            secrets = _secrets(ctx)  # Why after: this call may have asked for one
+            if secrets and any(s in str(exc) for s in secrets):
+                raise ToolError(without_secrets(str(exc), secrets)) from None
+            raise
+        secrets = _secrets(ctx)
+        return without_secrets(out, secrets) if secrets and isinstance(out, str) else out
+
+    return masked
+
+
 def _offered(name: str) -> Offered:
     """Offered when the session has a browser and its site policy's mode offers ``name``."""
 
@@ -163,13 +208,50 @@ def _submitting(
     asking, found, done = browser.do(first)
     if not asking:
         return done
-    policy = browser.policy
+    _ask_submit(ctx, tool_name, found)
+    return browser.do(lambda s: action(s, found))
+
+
+def _ask_submit(ctx: ToolContext, tool_name: str, found: dict[str, Any]) -> None:
+    """Before a form is sent: ask (when the mode asks; its values shown, secrets masked)
+    and make the session durable."""
+    policy = _browser(ctx).policy
     if policy is not None and policy.asks("submit"):
         target = found["action"] or found["url"]
         summary = submit_summary(_site(found["url"]), form_fields(found), target)
         _ask(ctx, tool_name, summary, f"submitting the form to {target}", {"form": target})
     ctx.session.before_side_effect()
-    return browser.do(lambda s: action(s, found))
+
+
+def _password(ctx: ToolContext, ref: int, found: dict[str, Any]) -> str:
+    """The value of a secret field, asked of the user with the approval (never the model).
+
+    Why refused in quest and without a person: a quest asks nothing, and a password the
+    model would bring instead is one it could also send anywhere else.
+    """
+    gate = ctx.gate
+    if gate is None or gate.mode != "agent":
+        raise ToolError(f"Refused: {NEEDS_THE_USER}")
+    site, label = _site(found["url"]), found["label"] or f"ref {ref}"
+    ask = SecretAsk(f"the password for {label!r} on {site}")
+    verdict = gate.decide(
+        "browser_type",
+        read_only=False,
+        summary=secret_summary(site, label, found["url"]),
+        arguments={"ref": ref},
+        call_id=ctx.call_id,
+        allow_always=False,
+        secret=ask,
+    )
+    ctx.decided = verdict.decision
+    if verdict.decision == "not-asked":
+        raise ToolError(f"Not done: {NEEDS_THE_USER}")
+    if verdict.decision == "denied-by-user":
+        raise ToolError("The user did not give the password; ask them how to proceed")
+    if not verdict.allowed or ask.value is None:
+        raise ToolError(f"Refused: {NEEDS_THE_USER}")
+    _typed.setdefault(_browser(ctx), set()).add(ask.value)
+    return ask.value
 
 
 def _what(found: dict[str, Any], ref: int | None) -> str:
@@ -282,25 +364,55 @@ def browser_click(ctx: ToolContext, ref: Ref) -> str:
 def browser_type(
     ctx: ToolContext,
     ref: Ref,
-    text: Annotated[str, Field(description="What to put in the field (it replaces its content)")],
+    text: Annotated[
+        str,
+        Field(
+            description='What to put in the field (it replaces its content); "" for a password '
+            "field: the user types it"
+        ),
+    ],
     submit: Annotated[bool, Field(description="Press Enter after (submits a form)")] = False,
 ) -> str:
     """Fill a text field of a ref with text (replacing what it held); with submit, press
-    Enter after, which submits its form (asks the user first in agent mode)."""
+    Enter after, which submits its form (asks the user first in agent mode). A password
+    field (or a PIN, a card code): give text "" and the user types the value when asked;
+    you never see it and must never put one in text."""
+    browser = _browser(ctx)
 
-    def submits(found: dict[str, Any]) -> bool:
-        return submit and found["form"]
-
-    def action(s: BrowserSession, found: dict[str, Any]) -> str:
-        act(s, ref, "filled", lambda el: el.fill(text, timeout=ACTION_SECONDS * 1000))
+    def fill(s: BrowserSession, found: dict[str, Any], value: str, secret: bool) -> str:
+        act(s, ref, "filled", lambda el: el.fill(value, timeout=ACTION_SECONDS * 1000))
+        if secret:
+            return f"Typed the password the user gave (hidden) into {_what(found, ref)}"
         hidden = " (hidden)" if found["password"] else ""
-        done = f"Typed {len(text)} characters{hidden} into {_what(found, ref)}"
-        if not submit:
-            return done
+        return f"Typed {len(value)} characters{hidden} into {_what(found, ref)}"
+
+    def enter(s: BrowserSession, done: str) -> str:
         act(s, ref, "submitted", lambda el: el.press("Enter", timeout=ACTION_SECONDS * 1000))
         return after(s, done + ", then pressed Enter")
 
-    return _submitting(ctx, "browser_type", ref, submits, action)
+    def first(s: BrowserSession) -> tuple[dict[str, Any], bool, str]:
+        found = probe(s, ref)
+        if secret_field(found):
+            return found, True, ""
+        return found, False, fill(s, found, text, False)
+
+    found, secret, typed = browser.do(first)
+    if secret:
+        if text:
+            ctx.masked = ("text",)  # Why: the audit must not keep what the model sent
+            raise ToolError(
+                f'ref {ref} is a password field: call browser_type with text "" and the user '
+                "types the password when asked; never put a password in text"
+            )
+        value = _password(ctx, ref, found)
+        typed = browser.do(lambda s: fill(s, found, value, True))
+    if not submit:
+        return typed
+    if found["form"]:
+        # Why after typing: the card shows the form as it will be sent (nothing leaves the
+        # page before Enter).
+        _ask_submit(ctx, "browser_type", browser.do(lambda s: probe(s, ref)))
+    return browser.do(lambda s: enter(s, typed))
 
 
 @tool(read_only=True, alone=True, offered=_offered("browser_select"))
@@ -580,20 +692,25 @@ def browser_close(
     return "Closed the browser"
 
 
-BROWSER_TOOLS = (
-    browser_open,
-    browser_snapshot,
-    browser_click,
-    browser_type,
-    browser_select,
-    browser_press,
-    browser_scroll,
-    browser_wait,
-    browser_back,
-    browser_tabs,
-    browser_extract,
-    browser_screenshot,
-    browser_download,
-    browser_upload,
-    browser_close,
+# Why showing outermost: it adds the picture's name and no page text to the result, and its
+# line (never the model's) names the field, not what was typed (view.py).
+BROWSER_TOOLS = tuple(
+    showing(_masking(func))
+    for func in (
+        browser_open,
+        browser_snapshot,
+        browser_click,
+        browser_type,
+        browser_select,
+        browser_press,
+        browser_scroll,
+        browser_wait,
+        browser_back,
+        browser_tabs,
+        browser_extract,
+        browser_screenshot,
+        browser_download,
+        browser_upload,
+        browser_close,
+    )
 )

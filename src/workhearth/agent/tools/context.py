@@ -38,15 +38,27 @@ OUTPUT_LIMIT = 8_000
 
 
 @dataclass(frozen=True)
+class Shown:
+    """What a person watching sees of a call, beside its outcome (issue 25): one ``line``
+    in place of the tool's name and subject, and a ``screenshot`` (a file name in the
+    session's ``tool-outputs/``; "" for none). The model never gets it."""
+
+    line: str
+    screenshot: str = ""
+
+
+@dataclass(frozen=True)
 class ToolResult:
     """What the model gets back: ``content`` text, flagged ``is_error`` when the call failed.
 
     ``changes``: what the call changed on disk, when the context tracks it (agent/changes.py).
+    ``shown``: what the surfaces show of it, when the tool said (``ToolContext.shown``).
     """
 
     content: str
     is_error: bool = False
     changes: tuple[Change, ...] = ()
+    shown: Shown | None = None
 
 
 def command_records(session: Session) -> Path:
@@ -106,12 +118,18 @@ class ToolContext:
     # Why: a tool that asks the user itself (read_file on a credential store) records
     # the answer here, so the audit line says what was decided, not "allowed-by-mode".
     decided: Decision | None = field(default=None, repr=False)
+    # Why (issue 25): arguments of this call the audit must not keep (a secret the model
+    # put in a password field), named by the tool while it runs.
+    masked: tuple[str, ...] = field(default=(), repr=False)
     # Why (issue 18): what each call with side effects changed on disk; None: not tracked.
     changes: ChangeDetector | None = field(default=None, repr=False)
     # Why (issue 21): office files a call produced are checked before the model hears back.
     office: OfficeChecker | None = field(default=None, repr=False)
     # Why (issue 25): the session's browser, when one was found; None: no browser tools.
     browser: BrowserSession | None = field(default=None, repr=False)
+    # Why (issue 25): what a person sees of this call, set by the tool while it runs
+    # (agent/browser/view.py); the registry puts it in the result.
+    shown: Shown | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.history is None:
@@ -126,7 +144,7 @@ class ToolContext:
 
     def for_call(self, call_id: str) -> ToolContext:
         """The same context for one tool call (history, gate and snapshot stay shared)."""
-        return dataclasses.replace(self, call_id=call_id, decided=None)
+        return dataclasses.replace(self, call_id=call_id, decided=None, masked=(), shown=None)
 
     @property
     def workspace(self) -> Path:

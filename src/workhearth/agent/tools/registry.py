@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from workhearth.agent.audit import (
+    MASK,
     PEOPLE_SUMMARY,
     STARTED_SUMMARY,
     Decision,
@@ -243,6 +244,8 @@ class ToolRegistry:
                 content=f"{result.content}\n[workhearth: a rewind cannot undo what this "
                 f"command may have done beyond the authorized folders: {'; '.join(reach)}]",
             )
+        if ctx.masked and isinstance(arguments, Mapping):
+            arguments = {k: MASK if k in ctx.masked and v else v for k, v in arguments.items()}
         problem = self._audit(
             ctx, name, arguments, decision, result, time.monotonic() - started, reach
         )
@@ -320,7 +323,9 @@ class ToolRegistry:
             out = t.func(ctx, **{k: getattr(args, k) for k in type(args).model_fields})
             result = out if isinstance(out, ToolResult) else ToolResult(str(out))
             return dataclasses.replace(
-                result, content=bound(ctx, result.content, t.options.output_limit)
+                result,
+                content=bound(ctx, result.content, t.options.output_limit),
+                shown=result.shown or ctx.shown,
             )
         except KeyboardInterrupt:
             raise

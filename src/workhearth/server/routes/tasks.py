@@ -73,6 +73,9 @@ class ResumeIn(_Strict):
 
 class ApprovalIn(_Strict):
     answer: Literal["once", "always", "deny"]
+    # Why (issue 25): a question that asks the user to type something (a password for the
+    # agent's browser) gets it here, with the yes; it goes to the tool only.
+    value: str | None = Field(None, max_length=1024)
 
 
 def tasks_dep(request: Request) -> TaskService:
@@ -158,9 +161,10 @@ def stop(session_id: SessionId, tasks: Tasks) -> dict[str, Any]:
     responses=errors(404),
 )
 def approve(session_id: SessionId, call_id: CallId, body: ApprovalIn, tasks: Tasks) -> Response:
-    """Answer the approval a task waits for: once, always (this session) or deny."""
+    """Answer the approval a task waits for: once, always (this session) or deny; with
+    ``value`` when the question asks the user to type one (its ``secret`` says what)."""
     with _http_errors():
-        tasks.answer(session_id, call_id, body.answer)
+        tasks.answer(session_id, call_id, body.answer, body.value)
     return Response(status_code=204)
 
 
@@ -182,8 +186,9 @@ def events(
     First ``run`` {run, messages_before, after, status} (no id): the run the events
     belong to and how many transcript messages precede them. Then ``prompt`` {text},
     ``text`` {text} (streamed as it comes), ``tool_call`` {id, name, summary},
-    ``tool_result`` {id, name, subject, ok, summary, changes?}, ``approval`` {call_id,
-    tool, summary}, ``approval_cancelled`` {call_id}, ``notice`` {message}, ``status``
+    ``tool_result`` {id, name, subject, ok, summary, changes?, line?, screenshot?} (a
+    browser action in words, its picture: ``/v1/sessions/{id}/screenshots/{screenshot}``),
+    ``approval`` {call_id, tool, summary, secret?} (secret: what to type, a password), ``approval_cancelled`` {call_id}, ``notice`` {message}, ``status``
     {status, reason?}, ``done`` {reason, status, message?}. Each has an id
     ``<run>-<seq>``; a reconnect sending that ``Last-Event-ID`` gets only what came after
     it, and one naming another run (a restart, a new turn) gets this run from its start.

@@ -1,5 +1,7 @@
 // English and Chinese strings. The browser's language by default; the header switch is remembered.
 // Each area keeps its own strings beside this file (strings-*.js: { en: {...}, zh: {...} }).
+import BROWSER from "./strings-browser.js";
+import BROWSER_VIEW from "./strings-browser-view.js";
 import CHECK from "./strings-check.js";
 import ERRORS from "./strings-errors.js";
 import LIVE from "./strings-live.js";
@@ -284,7 +286,7 @@ const STRINGS = {
     "audit.summary": "摘要",
   },
 };
-for (const extra of [CHECK, ERRORS, LIVE, REWIND, TEAM, VIEWS, WIKI]) for (const lang of ["en", "zh"]) Object.assign(STRINGS[lang], extra[lang]);
+for (const extra of [BROWSER, BROWSER_VIEW, CHECK, ERRORS, LIVE, REWIND, TEAM, VIEWS, WIKI]) for (const lang of ["en", "zh"]) Object.assign(STRINGS[lang], extra[lang]);
 
 const KEY = "hearth.lang";
 

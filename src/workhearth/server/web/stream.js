@@ -1,6 +1,7 @@
 // A task's thread: its stored transcript and its live events (SSE), merged by run and seq.
 // The agent's words render as sanitized Markdown (markdown.js); everything else is text only.
 import { api, q } from "./api.js";
+import { screenshotIn, showScreenshot } from "./browser-view.js";
 import { clear, h } from "./dom.js";
 import { errorText } from "./errors.js";
 import { t } from "./i18n.js";
@@ -53,8 +54,9 @@ function bubble(role, text, label) {
 }
 
 /** Stored messages: text as bubbles, tool calls folded with their results inside.
- * ``names``: who speaks, when not the user and the agent (``{user: "The lead"}``). */
-export function renderMessages(container, messages, names = {}) {
+ * ``names``: who speaks, when not the user and the agent (``{user: "The lead"}``);
+ * ``sessionId``: whose browser pictures the results name (browser-view.js). */
+export function renderMessages(container, messages, names = {}, sessionId = "") {
   const calls = new Map();
   for (const msg of messages) {
     const role = msg.role === "user" ? "user" : "assistant";
@@ -76,8 +78,10 @@ export function renderMessages(container, messages, names = {}) {
         flush();
         const details = calls.get(block.tool_use_id);
         const body = blockText(block.content);
-        if (details) toolResult(details, !block.is_error, body);
-        else {
+        if (details) {
+          toolResult(details, !block.is_error, body);
+          showScreenshot(details, sessionId, screenshotIn(body));
+        } else {
           const lone = toolCall(block.tool_use_id, t("tool.result"), "");
           toolResult(lone, !block.is_error, body);
           container.appendChild(lone);
@@ -102,11 +106,16 @@ export function renderMessages(container, messages, names = {}) {
 function approvalCard(sessionId, data, onAnswer) {
   const card = h("div", { class: "approval card", role: "group", "aria-label": t("approval.title"), "data-call": data.call_id });
   const buttons = h("div", { class: "actions" });
+  // Why (issue 25): a password for the agent's browser is typed here; it goes with the yes
+  // to the server and the page only, and leaves this card as soon as it was sent.
+  const secret = data.secret ? h("input", { type: "password", class: "approval-secret", autocomplete: "off", "aria-label": t("approval.secretLabel"), on: { keydown: (e) => { if (e.key === "Enter" && secret.value) answer("once"); } } }) : null;
   const answer = async (value) => {
+    if (secret && value !== "deny" && !secret.value) return secret.focus();
     card.dataset.answer = value;
     for (const b of buttons.querySelectorAll("button")) b.disabled = true;
     try {
-      await api(`/v1/tasks/${q(sessionId)}/approvals/${q(data.call_id)}`, { method: "POST", body: { answer: value } });
+      const body = secret && value !== "deny" ? { answer: value, value: secret.value } : { answer: value };
+      await api(`/v1/tasks/${q(sessionId)}/approvals/${q(data.call_id)}`, { method: "POST", body });
       resolveApproval(card, value === "deny" ? t("approval.denied") : t("approval.allowed"));
       onAnswer?.(value);
     } catch (err) {
@@ -116,13 +125,14 @@ function approvalCard(sessionId, data, onAnswer) {
     }
   };
   buttons.append(
-    h("button", { type: "button", class: "btn btn-primary btn-allow", text: t("approval.allow"), on: { click: () => answer("once") } }),
-    h("button", { type: "button", class: "btn btn-always", text: t("approval.always"), title: t("approval.alwaysHint"), on: { click: () => answer("always") } }),
+    h("button", { type: "button", class: "btn btn-primary btn-allow", text: t(secret ? "approval.secretAllow" : "approval.allow"), on: { click: () => answer("once") } }),
+    ...(secret ? [] : [h("button", { type: "button", class: "btn btn-always", text: t("approval.always"), title: t("approval.alwaysHint"), on: { click: () => answer("always") } })]),
     h("button", { type: "button", class: "btn btn-danger btn-deny", text: t("approval.deny"), on: { click: () => answer("deny") } }),
   );
   card.append(
     h("div", { class: "approval-title", text: t("approval.ask", { tool: data.tool || "" }) }),
     h("pre", { class: "code", text: pretty(data.summary) }),
+    ...(secret ? [h("label", { class: "approval-secret-row" }, h("span", { text: t("approval.secret", { what: data.secret }) }), secret)] : []),
     buttons,
   );
   return card;
@@ -135,6 +145,7 @@ function resolveApproval(card, label) {
   if (card.dataset.answer) label = card.dataset.answer === "deny" ? t("approval.denied") : t("approval.allowed");
   const buttons = card.querySelector(".actions");
   if (buttons) buttons.replaceWith(h("div", { class: "muted", text: label }));
+  card.querySelector(".approval-secret-row")?.remove(); // a typed password leaves the page
 }
 
 /**
@@ -226,7 +237,7 @@ export function attach(sessionId, container, { onStatus, onDone, onConnection } 
       clear(history);
       const hidden = Math.min(before, data.total || 0) - (data.returned || 0);
       if (hidden > 0) history.append(h("p", { class: "muted small", text: t("tasks.shown", { shown: data.returned, total: before }) }));
-      renderMessages(history, data.messages || []);
+      renderMessages(history, data.messages || [], {}, sessionId);
     } catch (err) {
       if (token === run) clear(history).append(h("p", { class: "form-error", text: t("error.prefix", { detail: errorText(err) }) }));
     }
@@ -272,6 +283,7 @@ export function attach(sessionId, container, { onStatus, onDone, onConnection } 
       if (details) {
         toolResult(details, data.ok !== false, text);
         details.open = false;
+        showScreenshot(details, sessionId, data.screenshot, data.line);
       }
       for (const card of openApprovals()) if (card.dataset.call === String(data.id)) resolveApproval(card, t("approval.answered"));
       settle();

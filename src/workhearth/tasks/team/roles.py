@@ -35,6 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from workhearth.agent.browser.policy import BROWSER_TOOLS
 from workhearth.agent.tools.skills import FOREIGN_NAMES
 from workhearth.errors import ConfigError, NotFoundError, UsageError
 from workhearth.paths import HearthPaths
@@ -76,21 +77,7 @@ HEARTH_TOOLS = frozenset(
         "session_read",
         "activate_skill",
         "task",
-        "browser_open",
-        "browser_snapshot",
-        "browser_click",
-        "browser_type",
-        "browser_select",
-        "browser_press",
-        "browser_scroll",
-        "browser_wait",
-        "browser_back",
-        "browser_tabs",
-        "browser_extract",
-        "browser_screenshot",
-        "browser_download",
-        "browser_upload",
-        "browser_close",
+        *BROWSER_TOOLS,
     }
 )
 # Claude Code's tool names (case-insensitive) to ours: the ones skills use, and "Agent".
