@@ -140,7 +140,8 @@ def test_without_a_terminal_the_password_field_stops_the_run_not_asked(
         )
         asked = len(fake.bodies)
     assert ran.code not in (0, 130), ran.err
-    assert "browser_type needs approval and there is no terminal to ask on" in ran.err
+    assert "browser_type needs a password only you can type" in ran.err
+    assert "--yes" not in ran.err  # neither --yes nor a quest can type it
     assert asked == 4  # stopped: the model was not told anything made up
     assert audit(hearth)[-1] == ("browser_type", "not-asked", "error")
     assert site.received == []  # type: ignore[attr-defined]

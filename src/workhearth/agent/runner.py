@@ -151,6 +151,21 @@ class NobodyToAsk(HearthError):
         self.request = request
 
 
+def _unasked_words(exc: NobodyToAsk, session_id: str) -> str:
+    """What to do when nobody could approve a call: ``--yes`` or quest, except for a
+    password, which only the user can type (``--yes`` and quest refuse it)."""
+    if exc.request.secret is not None:
+        return (
+            f"{exc.request.tool} needs a password only you can type: continue in agent mode "
+            f"at a terminal with `hearth resume {session_id}`, or from the page"
+        )
+    return (
+        f"{exc}: run again with --yes to allow every action, or with "
+        "--mode quest to work alone inside preset boundaries; "
+        f"this session continues with `hearth resume {session_id} --yes`"
+    )
+
+
 class _StopWhenUnasked:
     """The bound tools, raising :class:`NobodyToAsk` after a call that nobody could approve.
 
@@ -499,9 +514,7 @@ def resume(
                 agent.usage,
                 agent.cost,
                 list(agent.models),
-                error=f"{exc}: run again with --yes to allow every action, or with "
-                "--mode quest to work alone inside preset boundaries; "
-                f"this session continues with `hearth resume {session.id} --yes`",
+                error=_unasked_words(exc, session.id),
             )
         finally:
             agent.model.close()
