@@ -493,6 +493,22 @@ class Gate:
         """``preapproved``: the user's own config lets this tool run unasked (an MCP
         server with ``trust = true``); it still never runs in ask mode. ``secret``: the
         user is asked for a value too (never "always"; the caller reads it there)."""
+        rule = self.policy.denied_rule(command) if command and not read_only else None
+        remember = allow_always and rule is None and secret is None
+        settled = self._settled(tool, read_only, rule, preapproved, remember)
+        if settled is not None:
+            return settled
+        warning = f"this command matches the denied rule {rule!r}" if rule else None
+        request = ApprovalRequest(
+            tool, summary, dict(arguments or {}), call_id, remember, warning, secret
+        )
+        return self._asked(tool, request)
+
+    def _settled(
+        self, tool: str, read_only: bool, rule: str | None, preapproved: bool, remember: bool
+    ) -> Verdict | None:
+        """The verdict when nobody needs asking (the mode, the rules, the user's config or
+        an earlier "always"); None when the user must be asked."""
         if read_only:
             return Verdict("allowed-by-mode")
         if self.mode == "ask":
@@ -501,25 +517,18 @@ class Gate:
                 f"{tool} changes things, and ask mode only reads; "
                 "the user can switch to agent mode to allow it",
             )
-        rule = self.policy.denied_rule(command) if command else None
         if self.mode == "quest":
             if rule is not None:
                 return Verdict("denied-by-policy", f"the command matches the denied rule {rule!r}")
             return Verdict("allowed-by-mode")
         if preapproved and rule is None:
             return Verdict("allowed-by-config", "the user's config trusts this tool")
-        if allow_always and rule is None and secret is None and tool in self.always:
+        if remember and tool in self.always:
             return Verdict("allowed-by-user", "allowed for this session")
-        warning = f"this command matches the denied rule {rule!r}" if rule else None
-        request = ApprovalRequest(
-            tool,
-            summary,
-            dict(arguments or {}),
-            call_id,
-            allow_always and rule is None and secret is None,
-            warning,
-            secret,
-        )
+        return None
+
+    def _asked(self, tool: str, request: ApprovalRequest) -> Verdict:
+        """Ask the approver (one question at a time) and turn its answer into a verdict."""
         with self._lock:
             answer = self.approver.ask(request)
         human = self.approver.human
