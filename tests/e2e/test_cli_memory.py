@@ -226,7 +226,7 @@ def _read_only(h: Hearth) -> Iterator[Hearth]:
 
 def _reading_commands(h: Hearth) -> dict[str, object]:
     status = h.json("memory", "status")
-    for layer in ("user", "project"):
+    for layer in ("user", "project", "wiki"):
         status[layer]["folder"] = Path(status[layer]["folder"]).relative_to(h.home).as_posix()
     return {
         "search": h.json("memory", "search", "tapir afternoon"),

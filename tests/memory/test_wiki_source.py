@@ -167,6 +167,16 @@ def test_layer_wiki_filters_and_no_layer_ranks_all_together(wh: Workhearth, wiki
     assert [h.score for h in everything] == sorted((h.score for h in everything), reverse=True)
 
 
+def test_status_counts_the_wiki_pages(wh: Workhearth, wiki: Path) -> None:
+    assert wh.memory.status()["wiki"]["exists"] is False
+    write_page(wiki, "overview", "# Overview\n\nThe project is a lighthouse keeper's log.\n")
+    write_page(wiki, "docs", "# Docs\n\nHow the lamp is cleaned.\n")
+    write_page(wiki, "docs.update", "# Docs\n\nAn update beside the page.\n")
+    status = wh.memory.status()["wiki"]
+    assert status["exists"] is True and status["files"] == 2 and status["chunks"] >= 2
+    assert status["folder"] == str(wiki)
+
+
 def test_without_a_wiki_folder_nothing_is_created(wh: Workhearth, wiki: Path) -> None:
     wh.memory.save("The heron nests by the pond")
     assert [h.layer for h in wh.memory.search("heron")] == ["project"]

@@ -187,6 +187,9 @@ def status(json: JsonOpt = False) -> None:
             print(f"skipped: {layer}:{item['path']}: {item['reason']}")
         for item in info.get("decoded", []):
             print(f"note: {layer}:{item['path']}: {item['note']}")
+    wiki = data.get("wiki") or {}
+    if wiki.get("exists"):
+        print(f"wiki     {wiki['folder']}: {wiki['files']} pages (read-only, level low)")
     print(f"maintenance: {data['maintenance']}")
     if "bank" in data:
         bank = data["bank"]

@@ -493,6 +493,11 @@ class Memory:
                 info["meta_damage"] = store.meta_damage
                 info["skipped"], info["decoded"] = self._file_notes(folder)
             out[name] = info
+        wiki: dict[str, Any] = {"folder": str(self._wiki.folder), "exists": self._wiki.exists()}
+        if wiki["exists"]:
+            # Why here too: its pages are found by search and take a share of the context.
+            wiki["files"], wiki["chunks"] = self._wiki.index.counts()
+        out[WIKI] = wiki
         out["maintenance"] = self.config.maintenance
         if self.team_bank is not None:
             out["bank"] = self.team_bank.status()
