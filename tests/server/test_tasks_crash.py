@@ -13,7 +13,6 @@ import re
 import signal
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -187,14 +186,14 @@ def test_ctrl_c_stops_the_server_while_a_page_watches_a_task(hearth: Hearth, ser
         with served.client.stream("GET", f"/v1/tasks/{sid}/events", timeout=30) as answer:
             events = read_events(answer.iter_lines())
             until(events, lambda e: e.name == "approval", seen)
-            begun = time.monotonic()
             served.proc.send_signal(signal.SIGINT)
             served.proc.wait(timeout=15)
-            # The open stream ended with the server, not after a forced cancel.
-            assert time.monotonic() - begun < 2.5
             list(events)
     output = "".join(served.out)
     assert "Traceback" not in output and "ERROR" not in output, output
+    # The open stream ended with the server, not after uvicorn's forced cancel (which
+    # says so in the log): by its words, not by a clock that a loaded machine can miss.
+    assert "graceful shutdown exceeded" not in output
     # The question was withdrawn, not answered: the call did not run, and resumes ask again.
     assert not (hearth.workspace / "a.txt").exists()
     records = [r for r in agent.audit() if r["call_id"] == "call_i1"]

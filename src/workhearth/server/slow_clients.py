@@ -8,12 +8,16 @@ byte (or from the connection's start) to finish its head, then ``ClientTimeouts.
 seconds to finish its body; each is a deadline for the whole part, so a trickle of
 bytes does not extend it. A client too slow is disconnected, with a ``408`` first when
 it had sent part of a request that nothing has answered yet. Once the request is in,
-no clock runs: an SSE stream open for hours, or a slow reader of a response, is never cut.
+no clock runs: an SSE stream open for hours, or a slow reader of a response, is never cut
+— and uvicorn's keep-alive gap starts only once the client has read the whole response.
 """
 
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import struct
+import termios
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -51,6 +55,7 @@ class TimedH11Protocol(H11Protocol):
         super().__init__(*args, **kwargs)
         self._clock: asyncio.TimerHandle | None = None
         self._phase: Phase | None = None
+        self._draining = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -65,11 +70,29 @@ class TimedH11Protocol(H11Protocol):
         self._follow()
 
     def on_response_complete(self) -> None:
+        self._draining = False
         super().on_response_complete()
         if self.conn.their_state is h11.IDLE and not self.conn.trailing_data[0]:
             self._stop()  # idle between requests: keep-alive's business
         else:
             self._follow()  # a pipelined request already (partly) in
+
+    def timeout_keep_alive_handler(self) -> None:
+        # Why: uvicorn starts the keep-alive clock when the response is handed to the
+        # transport, not when the client has read it; a slow reader still draining a
+        # big response is not idle, so its idle gap is counted from when all is read.
+        if self.transport.is_closing():
+            return
+        if self.transport.get_write_buffer_size() or _unacknowledged(self.transport):
+            self._draining = True
+            delay = min(self.timeout_keep_alive, 0.5)
+        elif self._draining:
+            self._draining = False
+            delay = self.timeout_keep_alive
+        else:
+            super().timeout_keep_alive_handler()
+            return
+        self.timeout_keep_alive_task = self.loop.call_later(delay, self.timeout_keep_alive_handler)
 
     def handle_websocket_upgrade(self, event: h11.Request) -> None:
         # Why: the connection now belongs to the WebSocket protocol; no clock of ours.
@@ -122,3 +145,16 @@ class TimedH11Protocol(H11Protocol):
         if answer:
             self.transport.write(REQUEST_TIMEOUT)
         self.transport.close()
+
+
+def _unacknowledged(transport: asyncio.Transport) -> int:
+    """Bytes the kernel still holds for the client (Linux's ``TIOCOUTQ``), else 0."""
+    sock = transport.get_extra_info("socket")
+    request = getattr(termios, "TIOCOUTQ", None)
+    if sock is None or request is None:
+        return 0
+    try:
+        answer = fcntl.ioctl(sock.fileno(), request, b"\0\0\0\0")
+    except OSError:
+        return 0
+    return int(struct.unpack("i", answer)[0])
