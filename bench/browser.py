@@ -41,8 +41,14 @@ sys.path.insert(0, str(ROOT / "bench"))
 from _runs import save  # noqa: E402
 from workhearth.agent.approval import allow_all  # noqa: E402
 from workhearth.agent.browser.policy import SitePolicy  # noqa: E402
-from workhearth.agent.browser.session import BrowserSession, kill_browser_of  # noqa: E402
+from workhearth.agent.browser.proxy import CheckingProxy, chromium_args  # noqa: E402
+from workhearth.agent.browser.session import (  # noqa: E402
+    QUIET_ARGS,
+    BrowserSession,
+    kill_browser_of,
+)
 from workhearth.agent.browser.tools import BROWSER_TOOLS  # noqa: E402
+from workhearth.agent.browser.view import picture  # noqa: E402
 from workhearth.agent.safefs import SafeFS  # noqa: E402
 from workhearth.agent.tools import ToolContext, ToolRegistry  # noqa: E402
 from workhearth.config import BrowserConfig, load_config  # noqa: E402
@@ -57,6 +63,16 @@ BIG = (
     + "</ul>"
 ).encode()
 FORM = b"<!doctype html><title>Form</title><label>Name <input name=n></label><button type=button>Go</button>"
+IMAGES = 30  # a page load's subresources, each one request through the proxy
+PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
+    "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082"
+)
+
+
+def _page_of_images(query: str) -> bytes:
+    images = "".join(f"<img src='/img?{query}&k={k}' width=8 height=8>" for k in range(IMAGES))
+    return f"<!doctype html><title>Images</title><p>{IMAGES} images</p>{images}".encode()
 
 
 class _Pages(BaseHTTPRequestHandler):
@@ -64,9 +80,18 @@ class _Pages(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
-        body = BIG if self.path.startswith("/big") else FORM
+        kind = "text/html; charset=utf-8"
+        if self.path.startswith("/big"):
+            body = BIG
+        elif self.path.startswith("/page?"):
+            body = _page_of_images(self.path.partition("?")[2])
+        elif self.path.startswith("/img?"):
+            body, kind = PNG, "image/png"
+        else:
+            body = FORM
         self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Type", kind)
+        self.send_header("Cache-Control", "no-store")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -95,8 +120,9 @@ def measure(executable: Path, rounds: int, tmp: Path) -> dict[str, Any]:
     browser = BrowserSession.for_session(session, executable, env=env, extra_args=args)
     browser.session_id = session.id
     browser.policy = SitePolicy.from_config(BrowserConfig(allow=("127.0.0.1",)), "agent")
-    # Why off: the picture after each action (agent/browser/view.py, ~33 ms of frame
-    # capture) is a feature beside the tools' own cost, which this bench compares.
+    # Why off at first: the tools' own cost, then the same click with the picture after
+    # it (the default, [browser] screenshots), which view.py queues on the browser's
+    # thread: the click's result does not wait for it; its own cost is timed apart.
     browser.screenshots = False
     fs = SafeFS([workspace], trash=Trash(config.paths.trash), protected=[config.home])
     ctx = ToolContext(session=session, fs=fs, mode="agent", approver=allow_all, browser=browser)
@@ -125,6 +151,12 @@ def measure(executable: Path, rounds: int, tmp: Path) -> dict[str, Any]:
             "click_direct",
             "type_tool",
             "type_direct",
+            "click_tool_picture",
+            "picture",
+            "load_hearth",
+            "load_direct",
+            "load_route_only",
+            "load_proxy_only",
         )
     }
     try:
@@ -153,6 +185,15 @@ def measure(executable: Path, rounds: int, tmp: Path) -> dict[str, Any]:
             out["click_direct"].append(_ms(lambda: browser.do(click)))
             out["type_tool"].append(_ms(lambda t=text: tool("browser_type", ref=field, text=t)))
             out["type_direct"].append(_ms(lambda f=fill: browser.do(f)))
+        browser.screenshots = True
+        for _ in range(rounds * 5):
+            out["click_tool_picture"].append(_ms(lambda: tool("browser_click", ref=button)))
+            # Why untimed: the picture queued by the click runs now, as it would while
+            # the model reads the result; then it is timed on its own.
+            browser.do(lambda s: None)
+            out["picture"].append(_ms(lambda: browser.do(picture)))
+        browser.screenshots = False
+        _page_loads(browser, executable, env, args, base, rounds, out)
         stop = _stop_latency(browser, tool, session.id, base)
     finally:
         browser.close()
@@ -163,9 +204,68 @@ def measure(executable: Path, rounds: int, tmp: Path) -> dict[str, Any]:
         report[f"{action}_overhead_ms"] = (
             report[f"{action}_tool"]["median_ms"] - report[f"{action}_direct"]["median_ms"]
         )
+    report["click_picture_overhead_ms"] = (
+        report["click_tool_picture"]["median_ms"] - report["click_direct"]["median_ms"]
+    )
+    report["load_overhead_ms"] = (
+        report["load_hearth"]["median_ms"] - report["load_direct"]["median_ms"]
+    )
+    report["images_per_load"] = IMAGES
     report["stop"] = stop
     report["elements"] = 2000
     return report
+
+
+def _page_loads(
+    browser: BrowserSession,
+    executable: Path,
+    env: dict[str, str],
+    args: tuple[str, ...],
+    base: str,
+    rounds: int,
+    out: dict[str, list[float]],
+) -> None:
+    """A page of :data:`IMAGES` images loaded in the session's browser (every request
+    through the site policy's route and the checking proxy) and in a Chromium that
+    Playwright launched plainly (no route, no proxy), in turn, never from a cache; and,
+    to say where the difference goes, the plain one with only a do-nothing route
+    (``route.fallback()``) and with only hearth's proxy."""
+    from playwright.sync_api import sync_playwright
+
+    assert browser.policy is not None
+    proxy = CheckingProxy(browser.policy.check_connection)
+    proxy_args = chromium_args(proxy.start())
+    count = iter(range(10**9))
+
+    def load(page: Any) -> None:
+        page.goto(f"{base}/page?r={next(count)}", wait_until="load")
+
+    with sync_playwright() as pw:
+        quiet = [*QUIET_ARGS, *args]
+        plain = pw.chromium.launch(executable_path=str(executable), args=quiet, env=env)
+        proxied = pw.chromium.launch(
+            executable_path=str(executable), args=[*quiet, *proxy_args], env=env
+        )
+        try:
+            direct = plain.new_page()
+            routed_context = plain.new_context()
+            routed_context.route("**/*", lambda route: route.fallback())
+            routed, through_proxy = routed_context.new_page(), proxied.new_page()
+            sides: dict[str, Callable[[], object]] = {
+                "load_hearth": lambda: browser.do(lambda s: load(s.page())),
+                "load_direct": lambda: load(direct),
+                "load_route_only": lambda: load(routed),
+                "load_proxy_only": lambda: load(through_proxy),
+            }
+            for side in sides.values():
+                side()  # warm: the first load of each pays for starting up
+            for _ in range(rounds * 3):
+                for key, side in sides.items():
+                    out[key].append(_ms(side))
+        finally:
+            plain.close()
+            proxied.close()
+            proxy.stop()
 
 
 def _stop_latency(
@@ -205,11 +305,19 @@ def table(report: dict[str, Any]) -> str:
         "click_direct": "locator.click() direct",
         "type_tool": "browser_type (registry)",
         "type_direct": "locator.fill() direct",
+        "click_tool_picture": "browser_click (registry), picture on (the default)",
+        "picture": "the picture itself (taken after the result, on the browser's thread)",
+        "load_hearth": f"page load with {IMAGES} images, hearth's browser (route + proxy)",
+        "load_direct": f"page load with {IMAGES} images, Chromium launched plainly",
+        "load_route_only": "the same, plain Chromium with a do-nothing route only",
+        "load_proxy_only": "the same, plain Chromium through hearth's proxy only",
     }
     for key, words in names.items():
         rows.append(f"| {words} | {report[key]['median_ms']:.1f} | {report[key]['min_ms']:.1f} |")
     rows.append(f"| click overhead | {report['click_overhead_ms']:.1f} | |")
     rows.append(f"| type overhead | {report['type_overhead_ms']:.1f} | |")
+    rows.append(f"| click overhead, picture on | {report['click_picture_overhead_ms']:.1f} | |")
+    rows.append(f"| page load overhead (route + proxy) | {report['load_overhead_ms']:.1f} | |")
     stop = report["stop"]
     rows.append(f"| stop: browser processes gone | {stop['processes_gone_ms']:.1f} | |")
     rows.append(f"| stop: the running call returned | {stop['call_returned_ms']:.1f} | |")

@@ -153,10 +153,11 @@ class BrowserConfig(_Table, frozen=True, kw_only=True):
     """``[browser]``: the agent's browser (issue 25). ``executable``: a Chromium-family
     browser (a path, or a name on PATH; found on the machine when unset); ``headless =
     false`` shows it working; ``allow``: sites (``*.example.com``, ``127.0.0.1``,
-    ``localhost:8123``) quest mode may visit, agent mode visits unasked, and whose private
-    addresses are reachable; ``profile``: the user's own browser profile, used only when
-    set (else one per session); ``screenshots = false``: no picture of the page after each
-    action for the page's task stream (each costs ~30 ms)."""
+    ``localhost:8123``, or address blocks ``10.0.0.0/8``) quest mode may visit, agent mode
+    visits unasked, and whose private addresses are reachable; ``profile``: the user's own
+    browser profile, used only when set (else one per session); ``screenshots = false``: no
+    picture of the page after each action for the page's task stream (each costs ~30 ms
+    of the browser's time, taken after the action's result)."""
 
     executable: PathText | None = None
     headless: bool = True

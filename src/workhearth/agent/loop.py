@@ -360,6 +360,10 @@ class Agent:
             }
             if outcome.is_error:
                 block["is_error"] = True
+            if outcome.shown is not None:
+                # Why (issue 25): a thread read back from the transcript shows the same
+                # caption as the live event; the adapters leave the key out of requests.
+                block["line"] = outcome.shown.line
             return block
 
         # Why: read-only calls of one turn are independent and run side by side;

@@ -43,6 +43,7 @@ class ToolResultBlock(TypedDict):
     tool_use_id: str
     content: str | list[dict[str, Any]]
     is_error: NotRequired[bool]
+    line: NotRequired[str]  # what a person saw of the call (agent/tools/context.Shown); never sent
 
 
 class ImageBlock(TypedDict):

@@ -60,6 +60,10 @@ def test_each_action_has_its_line_and_a_small_picture_of_the_page_after_it(
     name = clicked.shown.screenshot
     assert name.endswith(".jpg")
     assert clicked.content.splitlines()[-1] == f"Screenshot: tool-outputs/{name}"
+    # The picture is taken after the result returns, on the browser's thread, before
+    # whatever the browser does next: here, an action that does nothing.
+    assert ctx.browser is not None
+    ctx.browser.do(lambda s: None)
     data = (session.folder / "tool-outputs" / name).read_bytes()
     width, height = jpeg_size(data)
     assert width == 640 and 300 <= height <= 400  # the 1280x720 tab, halved
@@ -96,6 +100,7 @@ def test_a_picture_follows_a_scroll_and_shows_what_is_on_screen(
     top = ctx.browser.do(picture)  # type: ignore[union-attr]
     scrolled = call(reg, ctx, "browser_scroll", direction="down")
     assert scrolled.shown is not None and scrolled.shown.line.endswith(" · scroll down")
+    ctx.browser.do(lambda s: None)  # type: ignore[union-attr]  # the picture is taken first
     below = (session.folder / "tool-outputs" / scrolled.shown.screenshot).read_bytes()
     assert below != top  # the screen, not the top of the document
 

@@ -11,9 +11,11 @@ address, hearth's own server where the user is logged in. So:
 * a host whose address (the literal, or EVERY address its name resolves to) is loopback,
   private, link-local, unique-local, shared (CGNAT), multicast, unspecified or otherwise
   not public is refused unless an ``allow`` entry names it (a bare ``*`` names no
-  private host);
+  private host) or is an address block holding that address (``10.0.0.0/8``: ``.allow``
+  says why a block lists addresses but never names);
 * per mode: ``ask`` offers the read-only tools, ``agent`` all; in both the first visit to
-  each site asks (a site is ``scheme://host[:port]``, remembered for the session), and
+  each site asks (a site is ``scheme://host[:port]``, remembered for the session, and
+  across its resumes in the session folder: ``.visits``), and
   an ``allow``-listed site never asks (the user's config vouches for it, as
   ``trust = true`` does for an MCP server); ``quest`` visits only ``allow``-listed sites
   and asks nothing; ``[quest] network = false`` offers no browser tool at all (the
@@ -31,9 +33,7 @@ are the ones that count, this one words it early.
 
 from __future__ import annotations
 
-import fnmatch
 import ipaddress
-import re
 import socket
 import threading
 import time
@@ -42,16 +42,15 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from workhearth.agent.approval import Mode
+from workhearth.agent.browser.allow import SitePattern, parse_pattern
 from workhearth.agent.browser.approvals import mask
 from workhearth.agent.browser.finder import find_browser, why_no_browser
 from workhearth.agent.browser.urls import (
-    DEFAULT_PORTS,
     SCHEME,
     GetAddrInfo,
     IPAddress,
     Target,
     address_kind,
-    ipv4,
     is_blank,
     is_localhost,
     parse_url,
@@ -59,13 +58,14 @@ from workhearth.agent.browser.urls import (
     resolve,
     site_of,
 )
+from workhearth.agent.browser.visits import Visits
 from workhearth.config import BrowserConfig
-from workhearth.errors import ConfigError, UsageError
+from workhearth.errors import UsageError
 
 Outcome = Literal["ok", "ask", "refused"]
 Action = Literal["submit", "download", "upload"]
 # Why: the shared design names these here; they live beside it (.urls reads URLs,
-# .finder finds the browser, .approvals words the approval card).
+# .allow reads [browser] allow, .finder finds the browser, .approvals words the card).
 __all__ = [
     "BROWSER_TOOLS",
     "READ_ONLY_TOOLS",
@@ -115,98 +115,6 @@ READ_ONLY_TOOLS = frozenset(
 _RESOLVE_TTL = 30.0  # seconds a host's addresses are reused (subresources ask often)
 
 
-# ------------------------------------------------------------------ [browser] allow
-
-
-@dataclass(frozen=True)
-class SitePattern:
-    """One ``[browser] allow`` entry: ``host`` a glob (``*.example.com``), ``port`` None = any."""
-
-    text: str
-    host: str
-    port: int | None = None
-    scheme: str | None = None
-
-    @property
-    def broad(self) -> bool:
-        """True for a pattern of wildcards only (``*``): it names no particular host."""
-        return not re.search(r"[^*?.]", self.host)
-
-    def matches(self, target: Target) -> bool:
-        if self.scheme is not None and self.scheme != target.scheme:
-            return False
-        if self.port is not None and self.port != target.port:
-            return False
-        return fnmatch.fnmatchcase(target.name, self.host)
-
-
-def parse_pattern(text: str) -> SitePattern:
-    """Read an ``allow`` entry: ``host``, ``*.host``, ``host:port``, ``[::1]:port``,
-    ``https://host`` (the scheme then counts too). Raises :class:`ConfigError`."""
-    words = (
-        f"[browser] allow: {text!r} is not a site; "
-        "write a host (example.com, *.example.com, 127.0.0.1) with an optional :port"
-    )
-    rest, scheme = text.strip(), None
-    if "://" in rest:
-        scheme, rest = rest.split("://", 1)
-        if scheme.lower() not in DEFAULT_PORTS:
-            raise ConfigError(words)
-        scheme = scheme.lower()
-    rest = rest.rstrip("/")
-    if not rest or re.search(r"[\s/@\\%]", rest):
-        raise ConfigError(words)
-    if rest.startswith("[") or rest.count(":") > 1:
-        return _v6_pattern(text, rest, scheme, words)
-    host, _, port_text = rest.partition(":")
-    return SitePattern(text, _pattern_host(host, words), _pattern_port(port_text, words), scheme)
-
-
-def _v6_pattern(text: str, rest: str, scheme: str | None, words: str) -> SitePattern:
-    host, port_text = rest, ""
-    if rest.startswith("["):
-        host, bracket, after = rest[1:].partition("]")
-        if not bracket or (after and not after.startswith(":")):
-            raise ConfigError(words)
-        port_text = after[1:]
-    try:
-        address = ipaddress.IPv6Address(host)
-    except ValueError:
-        raise ConfigError(words) from None
-    return SitePattern(text, str(address), _pattern_port(port_text, words), scheme)
-
-
-def _pattern_host(host: str, words: str) -> str:
-    name = host.lower().removesuffix(".")
-    if not name:
-        raise ConfigError(words)
-    if re.fullmatch(r"[0-9a-fx.]+", name):  # an address, perhaps written as a browser reads it
-        try:
-            v4 = ipv4(name)
-        except UsageError:
-            raise ConfigError(words) from None
-        if v4 is not None:
-            return str(v4)
-    if not name.isascii():
-        try:
-            name = ".".join(
-                x if re.search(r"[*?]", x) else x.encode("idna").decode() for x in name.split(".")
-            )
-        except UnicodeError:
-            raise ConfigError(words) from None
-    if not re.fullmatch(r"[a-z0-9_*?.-]+", name):
-        raise ConfigError(words)
-    return name
-
-
-def _pattern_port(port_text: str, words: str) -> int | None:
-    if port_text in ("", "*"):
-        return None
-    if not port_text.isdigit() or not 0 < int(port_text) <= 65535:
-        raise ConfigError(words)
-    return int(port_text)
-
-
 # ------------------------------------------------------------------ the verdict
 
 
@@ -242,7 +150,8 @@ class _Endpoint:
 class SitePolicy:
     """The browser rules of one agent session, and the sites its user already let it visit.
 
-    Build it with :meth:`from_config`; one per session (first visits are remembered here).
+    Build it with :meth:`from_config`; one per session (first visits are remembered in
+    ``visits``: give it :meth:`Visits.of_session` to keep them across a resume).
     """
 
     mode: Mode
@@ -252,7 +161,7 @@ class SitePolicy:
     getaddrinfo: GetAddrInfo = socket.getaddrinfo
     clock: Callable[[], float] = time.monotonic
     _endpoints: tuple[_Endpoint, ...] = ()
-    _visited: set[str] = field(default_factory=set)
+    visits: Visits = field(default_factory=Visits)
     _cache: dict[str, tuple[float, tuple[IPAddress, ...]]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -308,13 +217,12 @@ class SitePolicy:
     # -- where to
 
     def remember(self, site: str) -> None:
-        """The user let the browser visit ``site``: later visits this session do not ask."""
-        with self._lock:
-            self._visited.add(site)
+        """The user let the browser visit ``site``: later visits this session do not ask
+        (nor after a resume, when ``visits`` is kept in the session folder)."""
+        self.visits.add(site)
 
     def visited(self, site: str) -> bool:
-        with self._lock:
-            return site in self._visited
+        return site in self.visits
 
     def check_url(self, url: str) -> SiteVerdict:
         """May the browser navigate to ``url`` now: ``ok``, ``ask`` or ``refused``.
@@ -361,21 +269,29 @@ class SitePolicy:
             return _refused("", exc.message), ()
         return self._checked(target)
 
-    def _pattern(self, target: Target) -> SitePattern | None:
-        return next((p for p in self.allow if p.matches(target)), None)
+    def _listed(self, target: Target) -> bool:
+        return any(p.matches(target) for p in self.allow)
+
+    def _private_refusal(
+        self, target: Target, addresses: Iterable[IPAddress]
+    ) -> SiteVerdict | None:
+        """Refused when one of ``addresses`` is not public and no ``allow`` entry reaches it
+        (a host pattern naming the host, or a block holding that address)."""
+        for address in addresses:
+            kind = address_kind(address)
+            if kind is not None and not any(p.reaches(target, address) for p in self.allow):
+                return _refused(target.site, _private_words(target.name, address, kind))
+        return None
 
     def _before_lookup(self, target: Target) -> SiteVerdict | None:
         """What can be said without sending the name out: server, literal address, mode."""
         site = target.site
         if self._is_server(target, _literal_addresses(target)):
             return _refused(site, _SERVER_WORDS)
-        pattern = self._pattern(target)
-        named = pattern is not None and not pattern.broad
-        for address in _literal_addresses(target):
-            kind = address_kind(address)
-            if kind is not None and not named:
-                return _refused(site, _private_words(target.name, address, kind))
-        if pattern is not None:
+        private = self._private_refusal(target, _literal_addresses(target))
+        if private is not None:
+            return private
+        if self._listed(target):
             return None
         if self.mode == "quest":
             return _refused(
@@ -397,13 +313,8 @@ class SitePolicy:
             return _refused(site, exc.message), ()
         if self._is_server(target, addresses):
             return _refused(site, _SERVER_WORDS), addresses
-        pattern = self._pattern(target)
-        if pattern is None or pattern.broad:
-            for address in addresses:
-                kind = address_kind(address)
-                if kind is not None:
-                    return _refused(site, _private_words(target.name, address, kind)), addresses
-        return SiteVerdict("ok", site), addresses
+        private = self._private_refusal(target, addresses)
+        return private or SiteVerdict("ok", site), addresses
 
     def _resolve(self, host: str) -> tuple[IPAddress, ...]:
         now = self.clock()

@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import orjson
 
@@ -37,6 +37,7 @@ from workhearth.agent.browser.finder import find_browser
 from workhearth.agent.browser.policy import SitePolicy
 from workhearth.agent.browser.proxy import CheckingProxy, Refusal, chromium_args
 from workhearth.agent.browser.urls import site_of
+from workhearth.agent.browser.visits import Visits
 from workhearth.errors import HearthError
 
 if TYPE_CHECKING:
@@ -121,7 +122,8 @@ class BrowserSession:
         self.extra_args = tuple(extra_args)
         self.timeout = timeout
         self.keep_profile = keep_profile
-        # Why a switch: a picture after each action costs ~30 ms (agent/browser/view.py).
+        # Why a switch: a picture after each action costs ~30 ms of the browser's time
+        # (taken off the action's path, agent/browser/view.py; still worth saving).
         self.screenshots = True
         # Why: a profile of the user's own ([browser] profile) may be in use by the user's
         # browser; only the processes this session launched on it are ever ended.
@@ -140,6 +142,7 @@ class BrowserSession:
         self._context: BrowserContext | None = None
         self._proxy: CheckingProxy | None = None  # every request goes through it (proxy.py)
         self._failed: set[str] = set()  # sites a page's request failed on since the last action
+        self._landed: set[str] = set()  # sites a tab was found on and the policy allowed
         self._tunnels: list[Refusal] = []  # refused tunnels no page request was seen failing on
         self._current: Page | None = None
         self._closed = False
@@ -196,6 +199,7 @@ class BrowserSession:
         policy = SitePolicy.from_config(
             config, mode, quest_network=quest_network, server_urls=_server_urls(home)
         )
+        policy.visits = Visits.of_session(session)  # Why: a resume asks no site again
         if not policy.offered_tools():
             return None
         # Why: Chromium refuses to start as root unless its sandbox is off.
@@ -230,6 +234,26 @@ class BrowserSession:
             with _live_lock:
                 _live[self.session_id] = self
         return executor.submit(self._run, action).result()
+
+    def later(self, action: Callable[[BrowserSession], object]) -> None:
+        """Queue ``action`` on the browser's thread and return at once (a picture taken while
+        the model thinks): it runs after what is queued and before the next :meth:`do`.
+
+        Never launches the browser; does nothing when it is not running; its errors are
+        dropped (what it does is a courtesy to the user, never the action's result).
+        """
+        with self._lock:
+            executor = self._executor
+        if executor is None or self._context is None:
+            return
+
+        def quietly() -> None:
+            if self._context is not None and not self._closed:
+                with contextlib.suppress(Exception):
+                    action(self)
+
+        with contextlib.suppress(RuntimeError):  # the executor was shut down meanwhile
+            executor.submit(quietly)
 
     def _run(self, action: Callable[[BrowserSession], T]) -> T:
         from playwright.sync_api import Error
@@ -401,12 +425,62 @@ class BrowserSession:
         self._await_tabs()
         blocked, self.blocked = self.blocked, []
         blocked += self._refusals()  # what redirects tried, the proxy refused (proxy.py)
+        blocked += self._leave_unallowed()
         opened = [p for p in self.opened if not p.is_closed()]
         self.opened = []
         if opened:
             self._current = opened[-1]
         self._urls = [p.url for p in self.context.pages if p.url.startswith(("http:", "https:"))]
         return blocked, opened
+
+    def _leave_unallowed(self) -> list[str]:
+        """Empty the tabs a server's redirect took to a site the mode does not allow yet.
+
+        Why after the fact: ``route`` never sees a redirect's hop, and the proxy sees only
+        ``CONNECT host`` inside TLS, so neither can tell a hop to a new site (which the
+        first-visit question or quest's allow list is about) from a page's own parts. The
+        proxy has already held the hop to the address rules; here the page the hop landed
+        on is not left to the model: the tab goes blank and the words say where it went.
+        An upgrade of a visited site to https is the same visit.
+        """
+        policy = self.policy
+        if policy is None:
+            return []
+        words: list[str] = []
+        for page in self.context.pages:
+            url = page.url
+            if not url.startswith(("http:", "https:")):
+                continue
+            try:
+                site = site_of(url)
+            except HearthError:
+                continue
+            if site in self._landed:
+                continue
+            verdict = policy.check_url(url)
+            upgraded = site.replace("https://", "http://", 1)
+            if verdict.outcome == "ask" and upgraded != site and policy.visited(upgraded):
+                policy.remember(site)
+                verdict = policy.check_url(url)
+            if verdict.ok:
+                self._landed.add(site)
+                continue
+            if not policy.check_resource(url).ok:
+                continue  # the proxy refused the hop itself: the tab shows its words
+            with contextlib.suppress(Exception):
+                page.goto("about:blank")
+            if verdict.outcome == "ask":
+                words.append(
+                    f"a redirect took the page to {site}, a site not visited yet in this "
+                    "session; the tab was emptied unread (the request had gone out): open it "
+                    "with browser_open (the user is asked first)"
+                )
+            else:  # quest's allow list
+                words.append(
+                    f"a redirect took the page to {url[:200]}: {verdict.reason}; "
+                    "the tab was emptied unread"
+                )
+        return words
 
     def take_notes(self) -> list[str]:
         """What the launch did that the model should hear (tabs reopened after a resume)."""
@@ -431,12 +505,12 @@ class BrowserSession:
                 return  # a named window reused, or blocked: no new tab after all
 
     def snapshot(self, page: Page, max_chars: int) -> tuple[str, bool]:
-        """The page as text with refs (``snapshot.js``), and whether it was cut."""
-        out: dict[str, Any] = page.evaluate(
-            _SNAPSHOT_JS, {"start": self.next_ref, "maxChars": max_chars}
-        )
-        self.next_ref = max(self.next_ref, int(out["next"]))
-        return str(out["text"]), bool(out["cut"])
+        """The page as text with refs (``snapshot.js``), its frames' too, and whether it was
+        cut (frames.py: which frame holds each ref)."""
+        # Why imported here: frames.py imports this module.
+        from workhearth.agent.browser.frames import read_tab
+
+        return read_tab(self, page, _SNAPSHOT_JS, max_chars)
 
     # -------------------------------------------------------------- ending
     def close(self, grace: float = 5.0) -> None:

@@ -7,17 +7,27 @@
 //
 // Refs grow for the whole browser session (``start`` comes from Python), so a ref of a
 // page the tab has left never names an element of the page that replaced it.
+//
+// Frames (frames.py): the script reads one document. A visible <iframe> gets a mark
+// (data-hearth-frame, kept) and its place among the lines; Python runs this script in that
+// frame too, with the counters where this one stopped (``start``, ``tables``), and puts
+// its lines there. ``refs`` asks for the refs shown (only a frame's: Python keeps
+// which frame holds each; the main document's need no list).
 (args) => {
   const start = args.start;
   const maxChars = args.maxChars;
   let next = start;
   let size = 0;
   let cut = false;
-  let tables = 0;
+  let tables = args.tables || 0;
+  const shown = args.refs ? [] : null;
+  const frames = [];
+  const marks = [];
+  const seen = new Set();
   const lines = [];
   let line = "";
 
-  const SKIP = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "HEAD", "META", "LINK", "SVG", "CANVAS", "IFRAME"]);
+  const SKIP = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "HEAD", "META", "LINK", "SVG", "CANVAS"]);
   const BLOCK = new Set([
     "ADDRESS", "ARTICLE", "ASIDE", "BLOCKQUOTE", "BR", "DD", "DETAILS", "DIALOG", "DIV", "DL", "DT",
     "FIELDSET", "FIGCAPTION", "FIGURE", "FOOTER", "FORM", "H1", "H2", "H3", "H4", "H5", "H6",
@@ -146,6 +156,10 @@
       if (child.nodeType !== 1) continue;
       const tag = child.tagName.toUpperCase();
       if (SKIP.has(tag)) continue;
+      if (tag === "IFRAME" || tag === "FRAME") {
+        if (visible(child)) frame(child);
+        continue;
+      }
       if (!visible(child)) {
         // Why: a hidden file input behind a styled button is still where uploads go.
         if (tag === "INPUT" && child.type === "file") element(child);
@@ -189,6 +203,23 @@
       fresh.push([el, ref]);
     }
     emit(mark + describe(el, ref));
+    if (shown && !cut) shown.push(Number(ref));
+  }
+
+  function frame(el) {
+    flush();
+    if (cut) return;
+    const title = clean(el.getAttribute("title") || el.getAttribute("name") || "");
+    const src = el.getAttribute("src") ? el.src : "";
+    // Why a mark kept for the iframe's life: Python learns once which frame has it.
+    let mark = el.getAttribute("data-hearth-frame");
+    if (!mark || seen.has(mark)) {
+      window.__hearthFrames = (window.__hearthFrames || 0) + 1;
+      mark = String(window.__hearthFrames);
+      marks.push([el, mark]);
+    }
+    seen.add(mark);
+    frames.push({ mark: mark, at: lines.length, title: title, src: src });
   }
 
   // Why the refs are written after the walk: writing an attribute while reading
@@ -197,5 +228,12 @@
   walk(document.body || document.documentElement);
   flush();
   for (const [el, ref] of fresh) el.setAttribute("data-hearth-ref", ref);
-  return { text: lines.join("\n"), next: next, cut: cut };
+  for (const [el, mark] of marks) el.setAttribute("data-hearth-frame", mark);
+  const out = { text: lines.join("\n"), next: next, cut: cut, tables: tables, refs: shown };
+  out.title = shown ? document.title : "";
+  if (frames.length) {
+    out.lines = lines;
+    out.frames = frames;
+  }
+  return out;
 }

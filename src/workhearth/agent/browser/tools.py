@@ -6,7 +6,9 @@ the user: the first visit to each site (``browser_open``, in ask and agent mode,
 the policy's verdict), and in agent mode every form submission (a click on a submit
 button, Enter in a form, ``submit=true``), download and upload. Clicking, typing and
 the rest are "read-only" for the registry (no approval per call) and ask themselves
-when they submit; ask mode does not offer them (the policy's ``offers``).
+when they submit; ask mode does not offer them (the policy's ``offers``). A submission
+the browser's own checks stop (a required field empty, a bad email…) sends nothing, and
+its result is an error naming each failing field, not a success (``unless_blocked``).
 
 Errors are words the model can act on ("ref 12 is no longer on the page; take a new
 snapshot"), raised as :class:`ToolError`/:class:`BrowserError` and returned by the
@@ -51,7 +53,9 @@ from workhearth.agent.browser.elements import (
     probe,
     secret_field,
     tab_line,
+    unless_blocked,
 )
+from workhearth.agent.browser.frames import frames_text, table_frame
 from workhearth.agent.browser.session import BrowserError, BrowserSession
 from workhearth.agent.browser.urls import site_of
 from workhearth.agent.browser.view import showing
@@ -209,7 +213,7 @@ def _submitting(
     if not asking:
         return done
     _ask_submit(ctx, tool_name, found)
-    return browser.do(lambda s: action(s, found))
+    return browser.do(lambda s: unless_blocked(s, ref, lambda: action(s, found)))
 
 
 def _ask_submit(ctx: ToolContext, tool_name: str, found: dict[str, Any]) -> None:
@@ -412,7 +416,7 @@ def browser_type(
         # Why after typing: the card shows the form as it will be sent (nothing leaves the
         # page before Enter).
         _ask_submit(ctx, "browser_type", browser.do(lambda s: probe(s, ref)))
-    return browser.do(lambda s: enter(s, typed))
+    return browser.do(lambda s: unless_blocked(s, ref, lambda: enter(s, typed)))
 
 
 @tool(read_only=True, alone=True, offered=_offered("browser_select"))
@@ -459,7 +463,9 @@ def browser_press(
         return after(s, f"Pressed {key} in {_what(found, ref)}")
 
     def submits(found: dict[str, Any]) -> bool:
-        return key.lower() == "enter" and (found["field"] or found["button"])
+        # Why not a textarea: Enter there starts a new line; it sends nothing.
+        field = found["field"] and found["tag"] != "TEXTAREA"
+        return key.lower() == "enter" and (field or found["button"])
 
     return _submitting(ctx, "browser_press", ref, submits, action)
 
@@ -574,8 +580,10 @@ def browser_extract(
     def action(s: BrowserSession) -> str:
         page = s.page()
         if table is None:
-            return str(page.evaluate(_MAIN_JS)).strip() or "(no text on the page)"
-        found = page.evaluate(_TABLE_JS, table)
+            text = str(page.evaluate(_MAIN_JS)).strip() + frames_text(page, _MAIN_JS)
+            return text.strip() or "(no text on the page)"
+        frame, number = table_frame(s, page, table)  # Why: a table may be in a frame
+        found = frame.evaluate(_TABLE_JS, number)
         if found["rows"] is None:
             raise BrowserError(f"there is no table {table}; the page has {found['count']}")
         return json.dumps({"table": table, "rows": found["rows"]}, ensure_ascii=False)

@@ -186,7 +186,9 @@ def _ipv4_number(part: str, name: str) -> int:
 
 # ------------------------------------------------------------------ addresses
 
-_NOT_PUBLIC: tuple[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str], ...] = tuple(
+# The non-public ranges and their kind (.allow also reads them: a block spanning two kinds
+# is too broad).
+NOT_PUBLIC: tuple[tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, str], ...] = tuple(
     (ipaddress.ip_network(net), words)
     for net, words in (
         ("0.0.0.0/8", "unspecified"),
@@ -219,7 +221,7 @@ def address_kind(address: IPAddress) -> str | None:
     embedded = _embedded_v4(address)
     if embedded is not None:
         return address_kind(embedded)
-    for network, words in _NOT_PUBLIC:
+    for network, words in NOT_PUBLIC:
         if address.version == network.version and address in network:
             return words
     return None if address.is_global else "reserved"

@@ -4,7 +4,8 @@ small picture of the page after each action that changes it.
 :func:`showing` wraps a browser tool. Before an action on a ref it looks at the element
 (one in-page probe, ~1 ms) for the words of the line, ``browser · 127.0.0.1:8123 · click
 “Next page” (ref 12)``; after the action it takes a JPEG of the tab (:data:`WIDTH` px
-wide) into the session's tool outputs. Both reach the surfaces as the call's
+wide) into the session's tool outputs, queued on the browser's thread so the result
+does not wait for it (:func:`_keep_picture`). Both reach the surfaces as the call's
 :class:`~workhearth.agent.tools.context.Shown` (the task's ``tool_result`` event: ``line``,
 ``screenshot``); the picture is also named in the result's last line (``Screenshot:
 tool-outputs/NAME.jpg``), so a page that reloads the transcript finds it again.
@@ -197,15 +198,22 @@ def picture(s: BrowserSession, width: int = WIDTH, quality: int = QUALITY) -> by
 
 
 def _keep_picture(ctx: ToolContext, browser: BrowserSession) -> str:
-    """The picture of the tab, kept in the session's tool outputs; its file name ("" when
-    the browser could not take one: the action itself went well, so it is not an error)."""
-    try:
-        data = browser.do(picture)
-    except HearthError:
-        return ""
+    """The file name the picture of the tab will have in the session's tool outputs.
+
+    Why later: a frame capture costs ~30-50 ms of the browser's time, which the action's
+    result need not wait for; the picture is queued on the browser's thread
+    (:meth:`BrowserSession.later`) and taken while the model reads the result, before
+    the next browser action. The page retries a thumbnail that is not there yet; a picture
+    the browser could not take (a stop, a crash) is simply missing, never an error.
+    """
     name = _free_name(ctx)
-    # Why not durable: a picture lost in a power cut costs nothing; an fsync a step does.
-    ctx.session.write_file(f"tool-outputs/{name}", data, durable=False)
+    session = ctx.session
+
+    def take(s: BrowserSession) -> None:
+        # Why not durable: a picture lost in a power cut costs nothing; an fsync a step does.
+        session.write_file(f"tool-outputs/{name}", picture(s), durable=False)
+
+    browser.later(take)
     return name
 
 

@@ -1,14 +1,18 @@
 // What the user sees of the agent's browser (issue 25): after each browser action that
 // changes the page, a thumbnail of the page in the task stream, bigger on click (a dialog).
-// Live, the tool_result event names the picture (``screenshot``); in a stored transcript
-// the result's last line does (``Screenshot: tool-outputs/NAME``), so a reload finds it.
+// Live, the tool_result event names the picture (``screenshot``) and its caption (``line``);
+// in a stored transcript the result's last line names the picture (``Screenshot:
+// tool-outputs/NAME``) and the result block keeps the caption (``line``), so a reload, a
+// session opened later and a team's specialist (team.js) show the same.
 import { q } from "./api.js";
 import { h } from "./dom.js";
 import { t } from "./i18n.js";
 
 // The line after an action's result, or browser_screenshot's own "Saved a screenshot … at …".
 const NAME = /^(?:Screenshot: |Saved a screenshot .* at .*\/)tool-outputs\/([A-Za-z0-9_\-][A-Za-z0-9_.\-]*\.(?:jpg|png))$/m;
-const RETRIES = 3; // a picture is written before its event; a slow disk gets a second look
+// Why retries: the picture is taken just after the action's result (off its path), so a
+// thumbnail can ask before the file is there.
+const RETRIES = 4;
 
 /** The picture a browser tool's stored result names, or "". */
 export function screenshotIn(text) {

@@ -55,7 +55,8 @@ function bubble(role, text, label) {
 
 /** Stored messages: text as bubbles, tool calls folded with their results inside.
  * ``names``: who speaks, when not the user and the agent (``{user: "The lead"}``);
- * ``sessionId``: whose browser pictures the results name (browser-view.js). */
+ * ``sessionId``: whose browser pictures the results name (browser-view.js); a result's
+ * ``line`` (kept beside it since issue 25) is the picture's caption, as live. */
 export function renderMessages(container, messages, names = {}, sessionId = "") {
   const calls = new Map();
   for (const msg of messages) {
@@ -80,7 +81,7 @@ export function renderMessages(container, messages, names = {}, sessionId = "") 
         const body = blockText(block.content);
         if (details) {
           toolResult(details, !block.is_error, body);
-          showScreenshot(details, sessionId, screenshotIn(body));
+          showScreenshot(details, sessionId, screenshotIn(body), typeof block.line === "string" ? block.line : "");
         } else {
           const lone = toolCall(block.tool_use_id, t("tool.result"), "");
           toolResult(lone, !block.is_error, body);

@@ -512,8 +512,9 @@ export function teamPanel(id, { onResumed } = {}) {
     if (sign === shown.get(thread_) || !messages.length) return;
     shown.set(thread_, sign);
     clear(thread);
-    // Why "the lead": in a specialist's session, what comes as the user's words is the lead's.
-    renderMessages(thread, messages, { user: t("team.lead"), assistant: speaker });
+    // Why "the lead": in a specialist's session, what comes as the user's words is the lead's;
+    // its browser pictures are in its own session (browser-view.js).
+    renderMessages(thread, messages, { user: t("team.lead"), assistant: speaker }, session);
   }
 
   // -------------------------------------------------------------- conflicts, report
