@@ -210,6 +210,10 @@ def measure(executable: Path, rounds: int, tmp: Path) -> dict[str, Any]:
     report["load_overhead_ms"] = (
         report["load_hearth"]["median_ms"] - report["load_direct"]["median_ms"]
     )
+    for side in ("route", "proxy"):
+        report[f"load_{side}_overhead_ms"] = (
+            report[f"load_{side}_only"]["median_ms"] - report["load_direct"]["median_ms"]
+        )
     report["images_per_load"] = IMAGES
     report["stop"] = stop
     report["elements"] = 2000
@@ -318,6 +322,8 @@ def table(report: dict[str, Any]) -> str:
     rows.append(f"| type overhead | {report['type_overhead_ms']:.1f} | |")
     rows.append(f"| click overhead, picture on | {report['click_picture_overhead_ms']:.1f} | |")
     rows.append(f"| page load overhead (route + proxy) | {report['load_overhead_ms']:.1f} | |")
+    rows.append(f"| … a do-nothing route alone | {report['load_route_overhead_ms']:.1f} | |")
+    rows.append(f"| … hearth's proxy alone | {report['load_proxy_overhead_ms']:.1f} | |")
     stop = report["stop"]
     rows.append(f"| stop: browser processes gone | {stop['processes_gone_ms']:.1f} | |")
     rows.append(f"| stop: the running call returned | {stop['call_returned_ms']:.1f} | |")

@@ -361,3 +361,14 @@ def test_a_hidden_frame_shown_later_is_read_then(
     shown = call(reg, ctx, "browser_snapshot").content
     assert f'frame "Card payment" ({base}/pay)' in shown
     assert shown.index("Send it") < shown.index("Pay now") < shown.index("Show payment")
+
+
+def test_waiting_for_text_finds_it_inside_a_frame_of_another_site(
+    reg: ToolRegistry, ctx: ToolContext, base: str
+) -> None:
+    call(reg, ctx, "browser_open", url=f"{base}/outer")
+    found = call(reg, ctx, "browser_wait", text="Pay 12 euros", seconds=10)
+    assert not found.is_error and found.content.startswith("Found 'Pay 12 euros'"), found.content
+    missing = call(reg, ctx, "browser_wait", text="Nowhere at all", seconds=0.5)
+    assert missing.is_error
+    assert "waited 0.5 seconds: the text 'Nowhere at all' did not show" in missing.content

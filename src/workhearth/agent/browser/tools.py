@@ -24,13 +24,15 @@ and error has it masked (:func:`_masking`), and the audit never holds it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import mimetypes
+import time
 import weakref
 from collections.abc import Callable
 from pathlib import PurePath
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -64,6 +66,9 @@ from workhearth.agent.tools.files import _keep_previous, _open_for_reading
 from workhearth.agent.tools.registry import Offered, ToolFunc, tool
 from workhearth.errors import HearthError
 from workhearth.models.tokens import count_tokens
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 SNAPSHOT_TOKENS = 8_000
 PAGE_OUTPUT_LIMIT = 64_000  # a snapshot or an extract may be longer than other tools' output
@@ -508,7 +513,7 @@ def browser_wait(
         page = s.page()
         try:
             if text:
-                page.get_by_text(text).first.wait_for(state="visible", timeout=seconds * 1000)
+                _wait_for_text(page, text, seconds)
             elif url:
                 page.wait_for_url(lambda u: url in u, timeout=seconds * 1000)
             else:
@@ -524,6 +529,28 @@ def browser_wait(
         )
 
     return _browser(ctx).do(action)
+
+
+def _wait_for_text(page: Page, text: str, seconds: float) -> None:
+    """Until ``text`` shows in the tab or in one of its frames (a login or a payment frame).
+
+    Why two ways: Playwright's wait covers one document; with frames, every frame is
+    looked at in turn every 100 ms until the time is up.
+    """
+    if len(page.frames) == 1:
+        page.get_by_text(text).first.wait_for(state="visible", timeout=seconds * 1000)
+        return
+    from playwright.sync_api import Error as PlaywrightError
+
+    deadline = time.monotonic() + seconds
+    while True:
+        for frame in page.frames:
+            with contextlib.suppress(PlaywrightError):  # a frame gone or navigating
+                if frame.get_by_text(text).first.is_visible():
+                    return
+        if time.monotonic() >= deadline:
+            raise playwright_timeout()(f"{text!r} did not show")
+        page.wait_for_timeout(100)
 
 
 @tool(read_only=True, alone=True, offered=_offered("browser_back"))
