@@ -138,3 +138,34 @@ def test_no_browser_outlives_a_sigkill_of_hearth_run(
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
+
+
+def test_a_download_is_a_change_of_its_turn_and_a_rewind_takes_it_back(
+    hearth: Hearth, web: ThreadingHTTPServer
+) -> None:
+    write_config(hearth, '[browser]\nallow = ["127.0.0.1"]\n')
+    base = f"http://127.0.0.1:{web.server_address[1]}"
+    replies = [
+        calls_reply("openai", ("call_o", "browser_open", {"url": f"{base}/files"})),
+        calls_reply("openai", ("call_s", "browser_snapshot", {})),
+        calls_reply("openai", ("call_d", "browser_download", {"ref": 1, "path": "report.csv"})),
+        text_reply("openai", "Saved the report."),
+    ]
+    with FakeProvider(replies) as fake:
+        ran = hearth_run(
+            hearth, fake, "run", "get the report", "--yes", "--model", MODEL, timeout=90
+        )
+        bodies = list(fake.bodies)
+    assert ran.code == 0, ran.err
+    snapshot = [m for m in bodies[2]["messages"] if m["role"] == "tool"][-1]["content"]
+    assert '[1] link "Get the report"' in snapshot  # the ref the script downloads by
+    saved = hearth.workspace / "report.csv"
+    assert saved.read_bytes() == site.CSV
+    assert audit(hearth)[-1] == ("browser_download", "allowed-by-flag", "ok")
+    [session] = hearth.json("sessions", "list")
+    listed = hearth.json("rewind", session["session_id"], "--list")
+    assert "report.csv" in listed["turns"][0]["files"], listed
+    back = hearth.run("rewind", session["session_id"], "--to", "1")
+    assert back.code == 0, back.err
+    assert not saved.exists()
+    assert _browsers_of(hearth.home) == []
