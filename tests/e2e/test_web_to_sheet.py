@@ -13,7 +13,7 @@ import json
 import re
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -22,6 +22,7 @@ import pytest
 
 from tests.agent.browser import site
 from tests.agent.browser.browsing import needs_chromium
+from tests.agent.browser.pages import PageHandler
 from tests.e2e.conftest import Hearth
 from tests.e2e.page_reading_model import PageReadingModel, Plan, ref_for, script_command
 from tests.e2e.test_agent_run import write_config
@@ -129,16 +130,9 @@ EXPENSES = [
 ]
 
 
-class _FormHandler(BaseHTTPRequestHandler):
+class _FormHandler(PageHandler):
     def log_message(self, *args: object) -> None:  # quiet tests
         pass
-
-    def _send(self, body: bytes) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_GET(self) -> None:
         self._send(FORM)

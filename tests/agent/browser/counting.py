@@ -12,7 +12,7 @@ import ssl
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -22,13 +22,12 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from tests.agent.browser.pages import PageHandler
 
-class Site(BaseHTTPRequestHandler):
+
+class Site(PageHandler):
     """``/redirect?to=URL`` (302), ``/meta?to=URL``, ``/js?to=URL``, ``/parts?to=URL``
     (an image and a fetch), anything else a page saying which port served it."""
-
-    def log_message(self, *args: object) -> None:
-        pass
 
     def do_GET(self) -> None:
         url = urlsplit(self.path)
@@ -36,7 +35,7 @@ class Site(BaseHTTPRequestHandler):
         quoted = to.replace('"', "%22")
         port = self.server.server_address[1]
         if url.path == "/redirect":
-            self._send(b"", 302, to)
+            self._send(b"", 302, {"Location": to})
             return
         body = {
             "/meta": f'<meta http-equiv="refresh" content="0; url={quoted}"><p>moving</p>',
@@ -45,15 +44,6 @@ class Site(BaseHTTPRequestHandler):
             "<p>parts page</p>",
         }.get(url.path, f"<h1>served by port {port}</h1>")
         self._send(f"<!doctype html><title>t</title>{body}".encode())
-
-    def _send(self, body: bytes, status: int = 200, location: str = "") -> None:
-        self.send_response(status)
-        if location:
-            self.send_header("Location", location)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
 
 class Counting(ThreadingHTTPServer):

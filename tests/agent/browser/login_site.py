@@ -10,8 +10,10 @@ import html
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from urllib.parse import parse_qs
+
+from tests.agent.browser.pages import PageHandler
 
 PASSWORD = "pw-Kq7-zz41-unique"  # a value that appears nowhere unless it leaked
 PIN = "8807-4412"
@@ -24,17 +26,7 @@ LOGIN = (
 )
 
 
-class _LoginSite(BaseHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _send(self, body: bytes) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
+class _LoginSite(PageHandler):
     def do_GET(self) -> None:
         self._send(LOGIN)
 

@@ -14,8 +14,10 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
+
+from tests.agent.browser.pages import PageHandler
 
 ROWS = [(f"item {n}", n * 10) for n in range(1, 31)]  # 30 rows, 10 a page
 PER_PAGE = 10
@@ -80,18 +82,9 @@ def _big() -> bytes:
     return _page("Big", f"<ul>{items}</ul>")
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(PageHandler):
     def log_message(self, *args: object) -> None:  # quiet tests
         pass
-
-    def _send(self, body: bytes, status: int = 200, headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        for key, value in (headers or {}).items():
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_GET(self) -> None:
         url = urlsplit(self.path)

@@ -14,13 +14,14 @@ import json
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from threading import Thread
 from urllib.parse import parse_qs
 
 import pytest
 
 from tests.agent.browser.browsing import MakeCtx, call, needs_chromium, ref_of
+from tests.agent.browser.pages import PageHandler
 from workhearth.agent.approval import Answer, ApprovalRequest
 from workhearth.agent.tools import ToolRegistry, ToolResult
 from workhearth.config import Config
@@ -54,18 +55,7 @@ PAGES = {"/form": FORM, "/novalidate": NOVALIDATE, "/scripted": SCRIPTED, "/note
 VALID = {"Name": "Ana", "Email": "ana@example.com", "Code": "ABC", "Count": "3"}
 
 
-class _Site(BaseHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _send(self, body: str) -> None:
-        data = body.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
+class _Site(PageHandler):
     def do_GET(self) -> None:
         self._send(PAGES.get(self.path, "<!doctype html><title>Not found</title>"))
 

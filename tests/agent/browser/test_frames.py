@@ -9,7 +9,7 @@ import json
 import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -23,6 +23,7 @@ from tests.agent.browser.browsing import (
     needs_chromium,
     ref_of,
 )
+from tests.agent.browser.pages import PageHandler
 from tests.agent.browser.test_passwords import Typist
 from workhearth.agent.audit import AuditLog
 from workhearth.agent.browser.policy import SitePolicy
@@ -45,17 +46,7 @@ def _page(title: str, body: str) -> bytes:
     ).encode()
 
 
-class _Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args: object) -> None:
-        pass
-
-    def _send(self, body: bytes) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
+class _Handler(PageHandler):
     def do_GET(self) -> None:
         server = self.server
         other = f"http://{OTHER}:{server.other_port}"  # type: ignore[attr-defined]
