@@ -67,3 +67,29 @@ def test_a_wrong_browser_table_is_one_line_and_doctor_goes_on(tmp_path: Path) ->
         "[browser] headless must be true or false"
     ]
     assert browser_line(done).startswith("browser ")
+
+
+def test_a_bad_allow_entry_is_named_by_doctor_and_stops_a_run_before_its_session(
+    tmp_path: Path,
+) -> None:
+    config = '[browser]\nallow = ["intranet.test", "10.0.0.0/33"]\n'
+    words = "[browser] allow: '10.0.0.0/33' is not an address block"
+    checked = doctor(tmp_path, "--json", config=config)
+    assert checked.returncode == 0, checked.stderr
+    assert json.loads(checked.stdout)["browser"]["allow_problem"].startswith(words)
+    assert words in browser_line(doctor(tmp_path))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "HEARTH_"))}
+    env.update(
+        HEARTH_HOME=str(tmp_path / "home"),
+        HEARTH_MODEL="openai:gpt-test",
+        OPENAI_API_KEY="sk-test-dummy",
+        OPENAI_BASE_URL="http://127.0.0.1:9/v1",  # never reached: the run stops first
+    )
+    ran = subprocess.run(
+        [*HEARTH_CMD, "run", "hello", "--mode", "agent"], cwd=tmp_path, env=env,
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert ran.returncode == 1
+    assert ran.stderr.strip().splitlines() == [f"hearth: {words}; write one as 10.0.0.0/8, "
+                                               "192.168.1.0/24:8080 or fd00::/8"]  # fmt: skip
+    assert not (tmp_path / "home" / "projects").exists()  # no session was made

@@ -224,6 +224,15 @@ def check_model(wh: Workhearth, spec: str | None) -> None:
     require_keys(spec, wh.config.models)
 
 
+def check_browser_config(wh: Workhearth) -> None:
+    """Fail now, before a session exists, on a ``[browser] allow`` entry that cannot be read
+    (a bad host or address block): one line naming it, not a session that fails at start."""
+    from workhearth.agent.browser.allow import parse_pattern
+
+    for entry in wh.config.browser.allow:
+        parse_pattern(entry)
+
+
 def system_prompt(wh: Workhearth, fs: SafeFS, mode: Mode, task: str | None) -> str:
     memory = wh.memory.context(topic=task) if task else wh.memory.context()
     return SYSTEM_TEMPLATE.format(

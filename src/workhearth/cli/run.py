@@ -148,11 +148,12 @@ def _stop_cleanly_on_sigterm() -> None:
 
 def _require_model(model: str | None) -> None:
     """Fail before any session exists: no model at all, an unknown one, or a missing key."""
-    from workhearth.agent.runner import check_model
+    from workhearth.agent.runner import check_browser_config, check_model
 
     if model is None and not hearth().config.models.configured:
         raise ConfigError(NO_MODEL)
     check_model(hearth(), model)
+    check_browser_config(hearth())
 
 
 def _global(ctx: typer.Context, name: str, value: str | None) -> str | None:

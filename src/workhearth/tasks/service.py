@@ -25,6 +25,7 @@ from workhearth.agent.receipts import failing_products
 from workhearth.agent.runner import (
     MODES,
     RunOptions,
+    check_browser_config,
     check_model,
     new_session,
     resume,
@@ -168,6 +169,7 @@ class TaskService:
         if model is None and not self.config.models.configured:
             raise ConfigError(NO_MODEL, code="model_none")
         check_model(wh, model)
+        check_browser_config(wh)
 
     def options(
         self,

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from workhearth.config import BrowserConfig
+from workhearth.errors import ConfigError
 
 ON_PATH = (
     "chromium",
@@ -123,12 +124,28 @@ def browser_status(config: BrowserConfig, env: Mapping[str, str]) -> dict[str, A
         line += PACKAGE_HINT
     else:
         line = f"{found.path} ({found.how}), " + ("headless" if config.headless else "on screen")
+    problem = _allow_problem(config)
+    if problem:
+        line = f"{line}; {problem} (runs stop before they start)"
     return {
         "path": str(found.path) if found else None,
         "found_by": found.how if found else None,
         "package": package,
+        "allow_problem": problem,
         "line": line,
     }
+
+
+def _allow_problem(config: BrowserConfig) -> str | None:
+    """The first ``[browser] allow`` entry that cannot be read, in words; None when all can."""
+    from workhearth.agent.browser.allow import parse_pattern
+
+    try:
+        for entry in config.allow:
+            parse_pattern(entry)
+    except ConfigError as exc:
+        return exc.message
+    return None
 
 
 def _configured(value: str, search_path: str, env: Mapping[str, str]) -> Path | None:
