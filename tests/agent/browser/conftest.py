@@ -28,14 +28,21 @@ def browser_home(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def make_ctx(session: Session, fs: SafeFS, config: Config, browser_home: Path) -> Iterator[MakeCtx]:
-    """``make_ctx(mode, approver)``: a context whose browser may visit 127.0.0.1."""
+    """``make_ctx(mode, approver, policy=None, extra_args=())``: a context whose browser
+    follows ``policy`` (by default: ``mode``'s rules with 127.0.0.1 allowed)."""
     browsers: list[BrowserSession] = []
 
-    def make(mode: str = "agent", approver: Approver = allow_all) -> ToolContext:
+    def make(
+        mode: str = "agent",
+        approver: Approver = allow_all,
+        *,
+        policy: SitePolicy | None = None,
+        extra_args: tuple[str, ...] = (),
+    ) -> ToolContext:
         browser = BrowserSession.for_session(
-            session, CHROMIUM, env=browser_env(browser_home), extra_args=TEST_ARGS
+            session, CHROMIUM, env=browser_env(browser_home), extra_args=TEST_ARGS + extra_args
         )
-        browser.policy = SitePolicy.from_config(
+        browser.policy = policy or SitePolicy.from_config(
             BrowserConfig(allow=("127.0.0.1",)),
             mode,  # type: ignore[arg-type]
         )

@@ -10,28 +10,21 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from http.server import ThreadingHTTPServer
-from pathlib import Path
 from urllib.parse import parse_qs
 
 import pytest
 
 from tests.agent.browser.browsing import (
-    CHROMIUM,
-    TEST_ARGS,
-    browser_env,
+    MakeCtx,
     call,
     needs_chromium,
     ref_of,
 )
 from tests.agent.browser.pages import PageHandler
 from tests.agent.browser.test_passwords import Typist
-from workhearth.agent.audit import AuditLog
 from workhearth.agent.browser.policy import SitePolicy
-from workhearth.agent.browser.session import BrowserSession
-from workhearth.agent.safefs import SafeFS
 from workhearth.agent.tools import ToolContext, ToolRegistry
-from workhearth.config import BrowserConfig, Config
-from workhearth.sessions.session import Session
+from workhearth.config import BrowserConfig
 
 pytest.importorskip("playwright.sync_api")
 pytestmark = needs_chromium
@@ -161,23 +154,10 @@ def user() -> Typist:
 
 
 @pytest.fixture
-def ctx(
-    session: Session, fs: SafeFS, config: Config, browser_home: Path, user: Typist
-) -> Iterator[ToolContext]:
+def ctx(make_ctx: MakeCtx, user: Typist) -> ToolContext:
     """An agent-mode context whose browser may visit both sites (allow-listed)."""
-    browser = BrowserSession.for_session(
-        session, CHROMIUM, env=browser_env(browser_home), extra_args=TEST_ARGS
-    )
-    browser.policy = SitePolicy.from_config(BrowserConfig(allow=("127.0.0.1", OTHER)), "agent")
-    yield ToolContext(
-        session=session,
-        fs=fs,
-        mode="agent",
-        approver=user,
-        audit=AuditLog(config.paths.audit_log),
-        browser=browser,
-    )
-    browser.close()
+    policy = SitePolicy.from_config(BrowserConfig(allow=("127.0.0.1", OTHER)), "agent")
+    return make_ctx("agent", user, policy=policy)
 
 
 def _until(check: Callable[[], object], what: Callable[[], str], seconds: float = 10.0) -> None:

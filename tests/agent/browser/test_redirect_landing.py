@@ -14,24 +14,23 @@ site in a quest — as a public site would be.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 
-from tests.agent.browser.browsing import CHROMIUM, TEST_ARGS, browser_env, call, needs_chromium
+from tests.agent.browser.browsing import (
+    MakeCtx,
+    call,
+    needs_chromium,
+)
 from tests.agent.browser.counting import Counting, serving
 from tests.agent.browser.test_policy import Dns
 from tests.agent.test_approval import Scripted
-from workhearth.agent.approval import Mode, allow_all
-from workhearth.agent.audit import AuditLog
+from workhearth.agent.approval import Approver, Mode, allow_all
 from workhearth.agent.browser.approvals import visit_summary
 from workhearth.agent.browser.policy import SitePolicy
-from workhearth.agent.browser.session import BrowserSession
-from workhearth.agent.safefs import SafeFS
 from workhearth.agent.tools import ToolContext, ToolRegistry
-from workhearth.config import BrowserConfig, Config
-from workhearth.sessions.session import Session
+from workhearth.config import BrowserConfig
 
 pytest.importorskip("playwright.sync_api")
 pytestmark = needs_chromium
@@ -47,33 +46,19 @@ def web() -> Iterator[Counting]:
 
 
 @pytest.fixture
-def make(session: Session, fs: SafeFS, config: Config, browser_home: Path) -> Iterator[Make]:
+def make(make_ctx: MakeCtx) -> Make:
     """``make(mode, approver=allow_all)``: a context whose policy allows 127.0.0.0/8 and
     resolves elsewhere.test (and only it) to 127.0.0.1."""
-    browsers: list[BrowserSession] = []
 
-    def build(mode: Mode, approver: object = allow_all) -> ToolContext:
-        browser = BrowserSession.for_session(
-            session, CHROMIUM, env=browser_env(browser_home), extra_args=TEST_ARGS
-        )
-        browser.policy = SitePolicy.from_config(
+    def build(mode: Mode, approver: Approver = allow_all) -> ToolContext:
+        policy = SitePolicy.from_config(
             BrowserConfig(allow=("127.0.0.0/8",)),
             mode,
             getaddrinfo=Dns({ELSEWHERE: ["127.0.0.1"]}),
         )
-        browsers.append(browser)
-        return ToolContext(
-            session=session,
-            fs=fs,
-            mode=mode,
-            approver=approver,  # type: ignore[arg-type]
-            audit=AuditLog(config.paths.audit_log),
-            browser=browser,
-        )
+        return make_ctx(mode, approver, policy=policy)
 
-    yield build
-    for browser in browsers:
-        browser.close()
+    return build
 
 
 @pytest.mark.parametrize("mode", ["agent", "quest"])

@@ -14,16 +14,15 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.agent.browser.browsing import CHROMIUM, TEST_ARGS, browser_env, call, needs_chromium
+from tests.agent.browser.browsing import (
+    MakeCtx,
+    call,
+    needs_chromium,
+)
 from tests.agent.browser.counting import Counting, serving, tls_context
-from workhearth.agent.approval import allow_all
-from workhearth.agent.audit import AuditLog
 from workhearth.agent.browser.policy import SitePolicy
-from workhearth.agent.browser.session import BrowserSession
-from workhearth.agent.safefs import SafeFS
 from workhearth.agent.tools import ToolContext, ToolRegistry, ToolResult
-from workhearth.config import BrowserConfig, Config
-from workhearth.sessions.session import Session
+from workhearth.config import BrowserConfig
 
 pytest.importorskip("playwright.sync_api")
 pytestmark = needs_chromium
@@ -44,33 +43,19 @@ def other() -> Iterator[Counting]:
 
 
 @pytest.fixture
-def make(session: Session, fs: SafeFS, config: Config, browser_home: Path) -> Iterator[Make]:
+def make(make_ctx: MakeCtx) -> Make:
     """``make(allow, server_urls=(), extra_args=())``: an agent-mode context whose browser's
     policy allows exactly ``allow``."""
-    browsers: list[BrowserSession] = []
 
     def build(
         allow: tuple[str, ...], server_urls: tuple[str, ...] = (), extra_args: tuple[str, ...] = ()
     ) -> ToolContext:
-        browser = BrowserSession.for_session(
-            session, CHROMIUM, env=browser_env(browser_home), extra_args=TEST_ARGS + extra_args
-        )
-        browser.policy = SitePolicy.from_config(
+        policy = SitePolicy.from_config(
             BrowserConfig(allow=allow), "agent", server_urls=server_urls
         )
-        browsers.append(browser)
-        return ToolContext(
-            session=session,
-            fs=fs,
-            mode="agent",
-            approver=allow_all,
-            audit=AuditLog(config.paths.audit_log),
-            browser=browser,
-        )
+        return make_ctx("agent", policy=policy, extra_args=extra_args)
 
-    yield build
-    for browser in browsers:
-        browser.close()
+    return build
 
 
 def _until(
