@@ -117,5 +117,6 @@ def test_the_doctor_status_names_the_browser_and_how_it_shows(tmp_path: Path) ->
         "path": str(mine),
         "found_by": "[browser] executable",
         "package": True,
+        "allow_problem": None,
         "line": f"{mine} ([browser] executable), on screen",
     }
