@@ -227,10 +227,9 @@ def check_model(wh: Workhearth, spec: str | None) -> None:
 def check_browser_config(wh: Workhearth) -> None:
     """Fail now, before a session exists, on a ``[browser] allow`` entry that cannot be read
     (a bad host or address block): one line naming it, not a session that fails at start."""
-    from workhearth.agent.browser.allow import parse_pattern
+    from workhearth.agent.browser.allow import parse_allow
 
-    for entry in wh.config.browser.allow:
-        parse_pattern(entry)
+    parse_allow(wh.config.browser.allow)
 
 
 def system_prompt(wh: Workhearth, fs: SafeFS, mode: Mode, task: str | None) -> str:

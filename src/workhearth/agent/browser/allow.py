@@ -27,6 +27,7 @@ from __future__ import annotations
 import fnmatch
 import ipaddress
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from workhearth.agent.browser.urls import (
@@ -90,6 +91,12 @@ def _in_block(address: IPAddress, block: Block) -> bool:
     # Why plain: ``::ffff:10.0.0.1`` is 10.0.0.1 to the address rules, so to a block too.
     address = plain(address)
     return address.version == block.version and address in block
+
+
+def parse_allow(entries: Iterable[str]) -> tuple[SitePattern, ...]:
+    """Every ``[browser] allow`` entry read; :class:`ConfigError` names the first that
+    cannot be (a run checks them before its session exists, ``hearth doctor`` shows it)."""
+    return tuple(parse_pattern(entry) for entry in entries)
 
 
 def parse_pattern(text: str) -> SitePattern:

@@ -138,11 +138,10 @@ def browser_status(config: BrowserConfig, env: Mapping[str, str]) -> dict[str, A
 
 def _allow_problem(config: BrowserConfig) -> str | None:
     """The first ``[browser] allow`` entry that cannot be read, in words; None when all can."""
-    from workhearth.agent.browser.allow import parse_pattern
+    from workhearth.agent.browser.allow import parse_allow
 
     try:
-        for entry in config.allow:
-            parse_pattern(entry)
+        parse_allow(config.allow)
     except ConfigError as exc:
         return exc.message
     return None

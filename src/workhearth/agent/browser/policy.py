@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from workhearth.agent.approval import Mode
-from workhearth.agent.browser.allow import SitePattern, parse_pattern
+from workhearth.agent.browser.allow import SitePattern, parse_allow, parse_pattern
 from workhearth.agent.browser.approvals import mask
 from workhearth.agent.browser.finder import find_browser, why_no_browser
 from workhearth.agent.browser.urls import (
@@ -178,7 +178,7 @@ class SitePolicy:
         """``browser`` is ``Config.browser``; ``quest_network`` is ``[quest] network``
         (``Policy.network``); ``server_urls`` are where hearth's own server answers
         (``hearth serve``'s URL, ``server.json``), refused in every mode."""
-        allow = tuple(parse_pattern(entry) for entry in browser.allow)
+        allow = parse_allow(browser.allow)
         sites: set[str] = set()
         endpoints: list[_Endpoint] = []
         for url in server_urls:
