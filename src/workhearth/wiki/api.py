@@ -163,7 +163,7 @@ class Wiki:
         waiting, or is stale (a source's content differs now: read from the stat cache)."""
         state = WikiState.load(self.folder)
         cache = StatCache(state.stat)
-        files = {n: p for n in page_names(self.folder) if (p := load(self.folder, n))}
+        files = self._files()
         return [self._info(page, files, state, cache) for page in files.values()]
 
     def read(self, name: str) -> WikiPage:
@@ -174,9 +174,13 @@ class Wiki:
                 f"no wiki page {name!r}", code="wiki_no_page", params={"page": name}
             )
         state = WikiState.load(self.folder)
-        files = {n: p for n in page_names(self.folder) if (p := load(self.folder, n))}
+        # Why: only the overview's staleness looks at the other pages.
+        files = self._files() if page.name == OVERVIEW else {}
         info = self._info(page, files, state, StatCache(state.stat))
         return WikiPage(**vars(info), text=page.body)
+
+    def _files(self) -> dict[str, PageFile]:
+        return {n: p for n in page_names(self.folder) if (p := load(self.folder, n))}
 
     def _info(
         self, page: PageFile, files: dict[str, PageFile], state: WikiState, cache: StatCache

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from workhearth.wiki import grouping
-from workhearth.wiki.pages import OVERVIEW, PageFile, load, page_names
+from workhearth.wiki.pages import OVERVIEW, PageFile, load, page_names, page_path
 from workhearth.wiki.sources import Source, StatCache, list_files, scan
 from workhearth.wiki.state import WikiState
 
@@ -62,6 +62,8 @@ class WikiPlan:
     unreadable: list[tuple[str, str]]
     sources: dict[str, Source] = field(default_factory=dict, repr=False)
     cache: StatCache = field(default_factory=StatCache, repr=False)
+    # The pages (not the overview) on disk when the plan was made, parsed once.
+    existing: dict[str, PageFile] = field(default_factory=dict, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -117,6 +119,7 @@ def make_plan(
         unreadable=[(s.path, s.problem) for s in found if s.problem],
         sources={s.path: s for s in found},
         cache=cache,
+        existing=existing,
     )
 
 
@@ -144,7 +147,7 @@ def overview_stale(folder: Path, pages: dict[str, PageFile], state: WikiState) -
     (a page written since, or pages that appeared or vanished)."""
     recorded = state.overview
     return (
-        load(folder, OVERVIEW) is None
+        not page_path(folder, OVERVIEW).exists()
         or recorded is None
         or set(recorded) != set(pages)
         or any(p.version != recorded.get(n) for n, p in pages.items())

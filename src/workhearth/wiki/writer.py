@@ -25,7 +25,6 @@ from workhearth.wiki.pages import (
     OVERVIEW,
     PageFile,
     load,
-    page_names,
     page_path,
     render,
     update_path,
@@ -100,7 +99,7 @@ class PageWriter:
                 self.report.left.append(page.name)
             else:
                 self._write_page(page, plan.sources)
-        self._overview()
+        self._overview(self._pages_now(plan.existing))
         return self.report
 
     # ------------------------------------------------------------------ pages
@@ -189,10 +188,16 @@ class PageWriter:
         self.on_page(name, "removed")
 
     # --------------------------------------------------------------- overview
-    def _overview(self) -> None:
-        pages = {
-            n: p for n in page_names(self.folder) if n != OVERVIEW and (p := load(self.folder, n))
-        }
+    def _pages_now(self, before: dict[str, PageFile]) -> dict[str, PageFile]:
+        """The pages (not the overview) on disk now: the plan's, less those removed, with
+        those written re-read (why: a no-change update parses each page once, not twice)."""
+        pages = {n: p for n, p in before.items() if n not in self.report.removed}
+        for name in self.report.written:
+            if (page := load(self.folder, name)) is not None:
+                pages[name] = page
+        return dict(sorted(pages.items()))
+
+    def _overview(self, pages: dict[str, PageFile]) -> None:
         if not pages:
             overview = load(self.folder, OVERVIEW)
             if overview is not None and not overview.edited:
