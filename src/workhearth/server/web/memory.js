@@ -3,7 +3,7 @@ import { api, q } from "./api.js";
 import { $, clear, h } from "./dom.js";
 import { counted, errorText } from "./errors.js";
 import { t } from "./i18n.js";
-import { ago, errorToast, toast } from "./ui.js";
+import { ago, errorToast, searchBox, toast } from "./ui.js";
 
 const PAGE = 20;
 // Why: the undo toast must be gone before the delete is sent, so an Undo click can
@@ -35,7 +35,6 @@ const undoable = [];
 // last thing done (focus lands in the search box after a delete).
 let deleteWasLast = false;
 let refreshTimer = null;
-let searchTimer = null;
 
 // ------------------------------------------------------------------ deletes
 function commit(id, { keepalive = false } = {}) {
@@ -374,30 +373,10 @@ function render() {
 
 function build(section) {
   clear(section);
-  const search = h("input", {
-    id: "memory-search",
-    class: "input",
-    type: "search",
-    placeholder: t("memory.searchPlaceholder"),
-    "aria-label": t("memory.searchLabel"),
-    autocomplete: "off",
-    value: state.query,
-  });
-  search.addEventListener("input", () => {
-    state.query = search.value;
-    clearTimeout(searchTimer);
-    searchTimer = setTimeout(runSearch, 250);
-  });
-  search.addEventListener("keydown", (ev) => {
-    if (ev.key === "Enter") {
-      clearTimeout(searchTimer);
-      runSearch();
-    } else if (ev.key === "Escape" && search.value) {
-      search.value = "";
-      state.query = "";
-      runSearch();
-    }
-  });
+  const { box: search } = searchBox(
+    { id: "memory-search", placeholder: t("memory.searchPlaceholder"), "aria-label": t("memory.searchLabel"), value: state.query },
+    { onQuery: (text) => (state.query = text), run: runSearch },
+  );
   const form = h(
     "form",
     { id: "memory-new", class: "card form", hidden: true, "aria-label": t("memory.new") },

@@ -95,3 +95,32 @@ export function statusBadge(status) {
   const s = status || "done";
   return h("span", { class: `badge badge-${s}`, text: t(`status.${s}`) });
 }
+
+const SEARCH_DELAY_MS = 250;
+
+/** A search box (``attrs`` on the input): ``onQuery(text)`` as it is typed, ``run()``
+ * once typing pauses, at once on Enter, and on Escape, which empties it.
+ * ``cancel()`` drops a run still waiting (e.g. when the view is left). */
+export function searchBox(attrs, { onQuery, run }) {
+  let timer = null;
+  const box = h("input", { class: "input", type: "search", autocomplete: "off", ...attrs });
+  const cancel = () => clearTimeout(timer);
+  const now = () => {
+    cancel();
+    run();
+  };
+  box.addEventListener("input", () => {
+    onQuery(box.value);
+    cancel();
+    timer = setTimeout(run, SEARCH_DELAY_MS);
+  });
+  box.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter") now();
+    else if (ev.key === "Escape" && box.value) {
+      box.value = "";
+      onQuery("");
+      now();
+    }
+  });
+  return { box, cancel };
+}

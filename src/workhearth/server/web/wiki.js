@@ -6,10 +6,9 @@ import { $, clear, h } from "./dom.js";
 import { counted, errorText } from "./errors.js";
 import { getLang, t } from "./i18n.js";
 import { renderMarkdownInto } from "./markdown.js";
-import { ago, when } from "./ui.js";
+import { ago, searchBox, when } from "./ui.js";
 
 const SEARCH_LIMIT = 20;
-const SEARCH_DELAY_MS = 250;
 const HASH_SHOWN = 12;
 // Why: a page citing a whole folder lists hundreds of files; the list opens by itself only when short.
 const SOURCES_OPEN_MAX = 12;
@@ -19,7 +18,7 @@ const PAGE_LINK = "https://wiki.invalid/";
 const MD_LINK = /(!?)\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"\n]*")?\s*\)/g;
 
 const state = { section: null, lang: "", pages: [], opened: null, hits: null, query: "" };
-let searchTimer = null;
+let cancelSearch = () => {};
 let asked = 0; // Why: the newest page asked for wins when answers come back out of order.
 
 // ------------------------------------------------------------------ words
@@ -273,30 +272,11 @@ function build(section) {
   state.lang = getLang();
   state.hits = null;
   state.query = "";
-  const search = h("input", {
-    id: "wiki-search",
-    class: "input",
-    type: "search",
-    placeholder: t("wiki.searchPlaceholder"),
-    "aria-label": t("wiki.searchLabel"),
-    autocomplete: "off",
-  });
-  search.addEventListener("input", () => {
-    state.query = search.value;
-    clearTimeout(searchTimer);
-    searchTimer = setTimeout(runSearch, SEARCH_DELAY_MS);
-  });
-  search.addEventListener("keydown", (ev) => {
-    if (ev.key === "Enter") {
-      clearTimeout(searchTimer);
-      runSearch();
-    } else if (ev.key === "Escape" && search.value) {
-      search.value = "";
-      state.query = "";
-      clearTimeout(searchTimer);
-      runSearch();
-    }
-  });
+  const { box: search, cancel } = searchBox(
+    { id: "wiki-search", placeholder: t("wiki.searchPlaceholder"), "aria-label": t("wiki.searchLabel") },
+    { onQuery: (text) => (state.query = text), run: runSearch },
+  );
+  cancelSearch = cancel;
   section.append(
     h("p", { id: "wiki-loading", class: "muted", text: t("loading") }),
     h(
@@ -341,5 +321,5 @@ export async function show(section, arg) {
 }
 
 export function hide() {
-  clearTimeout(searchTimer);
+  cancelSearch();
 }
