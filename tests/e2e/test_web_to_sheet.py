@@ -11,7 +11,6 @@ import html
 import io
 import json
 import re
-import threading
 from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
 from pathlib import Path
@@ -22,7 +21,7 @@ import pytest
 
 from tests.agent.browser import site
 from tests.agent.browser.browsing import needs_chromium
-from tests.agent.browser.pages import PageHandler
+from tests.agent.browser.pages import PageHandler, running
 from tests.e2e.conftest import Hearth
 from tests.e2e.page_reading_model import PageReadingModel, Plan, ref_for, script_command
 from tests.e2e.test_agent_run import write_config
@@ -152,14 +151,9 @@ class _FormHandler(PageHandler):
 def form_site() -> Iterator[ThreadingHTTPServer]:
     """A form on 127.0.0.1 that records every submission it received."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _FormHandler)
-    server.daemon_threads = True
     server.received = []  # type: ignore[attr-defined]
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with running(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def fill_from_csv(url: str, path: str) -> Plan:

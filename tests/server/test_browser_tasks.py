@@ -51,6 +51,15 @@ def bench_with(tmp_path: Path) -> Iterator[Callable[[list[Reply]], Workbench]]:
         fake.__exit__(None, None, None)
 
 
+def start_in_chat(page: Any, bench: Workbench, task: str, mode: str | None = "agent") -> None:
+    """Start ``task`` from the chat page's form (in ``mode``; ``None``: the form's default)."""
+    page.goto(f"{bench.base}/#/chat")
+    page.get_by_label("What should the agent do?").fill(task)
+    if mode is not None:
+        page.locator('.chat-form select[name="mode"]').select_option(mode)
+    page.get_by_role("button", name="Start task").click()
+
+
 def write_call(call_id: str) -> Reply:
     return calls_reply("openai", (call_id, "write_file", {"path": "note.txt", "content": "hi"}))
 
@@ -63,10 +72,7 @@ def test_a_chat_turn_streams_and_a_tool_call_is_approved_in_the_page(
         [write_call("call_w1"), text_reply("openai", "I wrote ", "note.txt ", "for you.")]
     )
     page = open_page(bench)
-    page.goto(f"{bench.base}/#/chat")
-    page.get_by_label("What should the agent do?").fill("Write hi into note.txt")
-    page.locator('.chat-form select[name="mode"]').select_option("agent")
-    page.get_by_role("button", name="Start task").click()
+    start_in_chat(page, bench, "Write hi into note.txt")
     expect(page).to_have_url(re.compile(r"#/chat/"))
     approval = page.locator(".approval")
     expect(approval).to_contain_text("write_file")
@@ -94,9 +100,7 @@ def test_closing_the_page_mid_task_and_reopening_reattaches_the_stream(
     expect = sync_api.expect
     bench = bench_with([write_call("call_r1"), text_reply("openai", "Back ", "again.")])
     page = open_page(bench)
-    page.goto(f"{bench.base}/#/chat")
-    page.get_by_label("What should the agent do?").fill("Write note.txt")
-    page.get_by_role("button", name="Start task").click()
+    start_in_chat(page, bench, "Write note.txt", mode=None)
     expect(page.locator(".approval")).to_be_visible()
     session_id = page.url.rsplit("/", 1)[1]
     context = page.context

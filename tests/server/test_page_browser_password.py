@@ -24,6 +24,8 @@ from tests.server.test_browser import (  # noqa: F401 (fixtures)
     stop_serve,
     sync_api,
 )
+from tests.server.test_browser_tasks import start_in_chat
+from tests.server.test_page_browser_history import allow_the_site
 
 MODEL = "openai:qwen-plus"
 pytestmark = pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="no chromium")
@@ -41,10 +43,7 @@ def test_the_card_asks_for_the_password_and_forgets_it(
 ) -> None:
     expect = sync_api.expect
     base = f"http://127.0.0.1:{site.server_address[1]}"
-    (tmp_path / "home").mkdir()
-    (tmp_path / "home" / "config.toml").write_text(
-        '[models]\nmax_retries = 0\n\n[browser]\nallow = ["127.0.0.1"]\n'
-    )
+    allow_the_site(tmp_path)
     replies = [
         calls_reply("openai", ("call_o", "browser_open", {"url": f"{base}/login"})),
         calls_reply("openai", ("call_s", "browser_snapshot", {})),
@@ -56,10 +55,7 @@ def test_the_card_asks_for_the_password_and_forgets_it(
         bench = start_serve(tmp_path, env)
         try:
             page = open_page(bench)
-            page.goto(f"{bench.base}/#/chat")
-            page.get_by_label("What should the agent do?").fill("Sign in")
-            page.locator('.chat-form select[name="mode"]').select_option("agent")
-            page.get_by_role("button", name="Start task").click()
+            start_in_chat(page, bench, "Sign in")
             expect(page).to_have_url(re.compile(r"#/chat/"))
             card = page.locator(".approval").first
             secret = card.get_by_label("Password")

@@ -14,7 +14,6 @@ import httpx
 import pytest
 
 from tests.agent.browser import site
-from tests.e2e.test_agent_run import calls_reply, text_reply
 from tests.fake_providers import FakeProvider
 from tests.server.test_browser import (  # noqa: F401 (fixtures)
     ARTIFACTS,
@@ -24,6 +23,8 @@ from tests.server.test_browser import (  # noqa: F401 (fixtures)
     stop_serve,
     sync_api,
 )
+from tests.server.test_browser_tasks import start_in_chat
+from tests.server.test_page_browser_history import allow_the_site, browse
 
 MODEL = "openai:qwen-plus"
 pytestmark = pytest.mark.skipif(not Path("/usr/bin/chromium").exists(), reason="no chromium")
@@ -33,29 +34,16 @@ def test_a_browsing_task_shows_thumbnails_that_open_bigger(
     tmp_path: Path, open_page: Callable[..., Any]
 ) -> None:
     expect = sync_api.expect
-    home = tmp_path / "home"
-    home.mkdir()
-    (home / "config.toml").write_text(
-        '[models]\nmax_retries = 0\n[browser]\nallow = ["127.0.0.1"]\n'
-    )
+    allow_the_site(tmp_path)
     with site.serve() as web:
         port = web.server_address[1]
         base = f"http://127.0.0.1:{port}"
-        replies = [
-            calls_reply("openai", ("call_o", "browser_open", {"url": f"{base}/table?page=1"})),
-            calls_reply("openai", ("call_s", "browser_snapshot", {})),
-            calls_reply("openai", ("call_c", "browser_click", {"ref": 1})),
-            text_reply("openai", "Page 2 is open."),
-        ]
-        with FakeProvider(replies) as fake:
+        with FakeProvider(browse(base)) as fake:
             env = {"OPENAI_BASE_URL": fake.url, "OPENAI_API_KEY": "sk-test", "HEARTH_MODEL": MODEL}
             bench = start_serve(tmp_path, env)
             try:
                 page = open_page(bench)
-                page.goto(f"{bench.base}/#/chat")
-                page.get_by_label("What should the agent do?").fill("Open the sales table")
-                page.locator('.chat-form select[name="mode"]').select_option("agent")
-                page.get_by_role("button", name="Start task").click()
+                start_in_chat(page, bench, "Open the sales table")
                 expect(page.locator(".msg-assistant .msg-text")).to_have_text(
                     "Page 2 is open.", timeout=60000
                 )

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
+from tests.agent.browser import site
 from tests.agent.browser.browsing import CHROMIUM, TEST_ARGS, MakeCtx, browser_env
 from workhearth.agent.approval import Approver, allow_all
 from workhearth.agent.audit import AuditLog
@@ -59,6 +61,20 @@ def make_ctx(session: Session, fs: SafeFS, config: Config, browser_home: Path) -
     yield make
     for browser in browsers:
         browser.close()
+
+
+@pytest.fixture(scope="module")
+def web() -> Iterator[ThreadingHTTPServer]:
+    """The test site (tests/agent/browser/site.py), one per test module."""
+    with site.serve() as server:
+        yield server
+
+
+@pytest.fixture
+def base(web: ThreadingHTTPServer) -> str:
+    """The test site's address; what forms sent before this test is forgotten."""
+    web.posts.clear()  # type: ignore[attr-defined]
+    return f"http://127.0.0.1:{web.server_address[1]}"
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import ssl
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
@@ -22,7 +21,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from tests.agent.browser.pages import PageHandler
+from tests.agent.browser.pages import PageHandler, running
 
 
 class Site(PageHandler):
@@ -72,13 +71,8 @@ class Counting(ThreadingHTTPServer):
 def serving(tls: ssl.SSLContext | None = None) -> Iterator[Counting]:
     server = Counting()
     server.tls = tls
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def tls_context(folder: Path) -> ssl.SSLContext:

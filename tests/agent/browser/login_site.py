@@ -7,13 +7,12 @@ would carry a typed password to the model if nothing masked it.
 from __future__ import annotations
 
 import html
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
 from urllib.parse import parse_qs
 
-from tests.agent.browser.pages import PageHandler
+from tests.agent.browser.pages import PageHandler, running
 
 PASSWORD = "pw-Kq7-zz41-unique"  # a value that appears nowhere unless it leaked
 PIN = "8807-4412"
@@ -42,11 +41,6 @@ class _LoginSite(PageHandler):
 def serve_login() -> Iterator[ThreadingHTTPServer]:
     """The sign-in site on a free port; ``server.received``: each POST body, as bytes."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _LoginSite)
-    server.daemon_threads = True
     server.received = []  # type: ignore[attr-defined]
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with running(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -3,8 +3,13 @@ answer with a page."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from http.server import BaseHTTPRequestHandler
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TypeVar
+
+Server = TypeVar("Server", bound=ThreadingHTTPServer)
 
 
 class PageHandler(BaseHTTPRequestHandler):
@@ -25,3 +30,16 @@ class PageHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+
+@contextmanager
+def running(server: Server) -> Iterator[Server]:
+    """``server`` answering on a thread of its own (each request on a daemon thread) until
+    the block ends; then it is shut down and its socket closed."""
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import html
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
-from tests.agent.browser.pages import PageHandler
+from tests.agent.browser.pages import PageHandler, running
 
 ROWS = [(f"item {n}", n * 10) for n in range(1, 31)]  # 30 rows, 10 a page
 PER_PAGE = 10
@@ -83,9 +82,6 @@ def _big() -> bytes:
 
 
 class _Handler(PageHandler):
-    def log_message(self, *args: object) -> None:  # quiet tests
-        pass
-
     def do_GET(self) -> None:
         url = urlsplit(self.path)
         query = parse_qs(url.query)
@@ -155,12 +151,6 @@ class _Handler(PageHandler):
 def serve() -> Iterator[ThreadingHTTPServer]:
     """The site on 127.0.0.1 (a free port); ``server.posts`` records what forms sent."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-    server.daemon_threads = True
     server.posts = []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with running(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()

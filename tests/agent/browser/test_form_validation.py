@@ -13,15 +13,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from http.server import ThreadingHTTPServer
-from threading import Thread
 from urllib.parse import parse_qs
 
 import pytest
 
 from tests.agent.browser.browsing import MakeCtx, call, needs_chromium, ref_of
-from tests.agent.browser.pages import PageHandler
+from tests.agent.browser.pages import PageHandler, running
 from workhearth.agent.approval import Answer, ApprovalRequest
 from workhearth.agent.tools import ToolRegistry, ToolResult
 from workhearth.config import Config
@@ -65,22 +63,11 @@ class _Site(PageHandler):
         self._send("<!doctype html><title>Thanks</title><p>Order received</p>")
 
 
-@contextmanager
-def _serve() -> Iterator[ThreadingHTTPServer]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Site)
-    server.daemon_threads = True
-    server.received = []  # type: ignore[attr-defined]
-    Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.fixture(scope="module")
 def web() -> Iterator[ThreadingHTTPServer]:
-    with _serve() as server:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Site)
+    server.received = []  # type: ignore[attr-defined]
+    with running(server):
         yield server
 
 

@@ -11,13 +11,10 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Iterator
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
-from tests.agent.browser import site
 from tests.agent.browser.browsing import (
     CHROMIUM,
     TEST_ARGS,
@@ -36,16 +33,6 @@ pytestmark = needs_chromium
 ROOT = Path(__file__).parents[3]
 
 
-@pytest.fixture(scope="module")
-def web() -> Iterator[ThreadingHTTPServer]:
-    with site.serve() as server:
-        yield server
-
-
-def _base(web: ThreadingHTTPServer) -> str:
-    return f"http://127.0.0.1:{web.server_address[1]}"
-
-
 def _pids_with(text: str) -> list[int]:
     """Live processes whose command line holds ``text``."""
     found = []
@@ -60,6 +47,29 @@ def _pids_with(text: str) -> list[int]:
         if text in args and stat.rsplit(")", 1)[1].split()[0] != "Z":
             found.append(int(entry.name))
     return found
+
+
+def _chromium_on(profile: Path, home: Path) -> subprocess.Popen[bytes]:
+    """A Chromium started on ``profile`` as another program would start it (not through
+    BrowserSession), once its process shows (10 s at most)."""
+    started = subprocess.Popen(
+        [
+            str(CHROMIUM),
+            "--headless",
+            "--no-sandbox",
+            f"--user-data-dir={profile}",
+            "--remote-debugging-port=0",
+            "about:blank",
+        ],
+        env=browser_env(home),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + 10
+    while not _pids_with(f"--user-data-dir={profile}") and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return started
 
 
 def _alive(pid: int) -> bool:
@@ -104,9 +114,7 @@ SCRIPT = textwrap.dedent(
 )
 
 
-def test_no_chromium_outlives_a_sigkill_of_its_starter(
-    web: ThreadingHTTPServer, tmp_path: Path
-) -> None:
+def test_no_chromium_outlives_a_sigkill_of_its_starter(base: str, tmp_path: Path) -> None:
     profile = tmp_path / "profile"
     proc = subprocess.Popen(
         [
@@ -115,7 +123,7 @@ def test_no_chromium_outlives_a_sigkill_of_its_starter(
             SCRIPT,
             str(CHROMIUM),
             str(profile),
-            f"{_base(web)}/table",
+            f"{base}/table",
             str(tmp_path),
         ],
         cwd=ROOT,
@@ -141,34 +149,17 @@ def test_no_chromium_outlives_a_sigkill_of_its_starter(
 
 
 def test_the_next_launch_ends_a_browser_a_dead_run_left(
-    web: ThreadingHTTPServer, tmp_path: Path, browser_home: Path
+    base: str, tmp_path: Path, browser_home: Path
 ) -> None:
     profile = tmp_path / "profile"
     profile.mkdir()
-    left = subprocess.Popen(
-        [
-            str(CHROMIUM),
-            "--headless",
-            "--no-sandbox",
-            f"--user-data-dir={profile}",
-            "--remote-debugging-port=0",
-            "about:blank",
-        ],
-        env=browser_env(browser_home),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    left = _chromium_on(profile, browser_home)
     try:
-        mark = f"--user-data-dir={profile}"
-        deadline = time.monotonic() + 10
-        while not _pids_with(mark) and time.monotonic() < deadline:
-            time.sleep(0.1)
         browser = BrowserSession(
             CHROMIUM, profile, env=browser_env(browser_home), extra_args=TEST_ARGS
         )
         try:
-            title = browser.do(lambda s: (s.page().goto(f"{_base(web)}/table"), s.page().title()))
+            title = browser.do(lambda s: (s.page().goto(f"{base}/table"), s.page().title()))
             assert title[1] == "Table page 1"
             left.wait(timeout=5)  # ended by the launch, not by this test
         finally:
@@ -180,12 +171,12 @@ def test_the_next_launch_ends_a_browser_a_dead_run_left(
 
 
 def test_a_stop_ends_the_browser_at_once_mid_call(
-    reg: ToolRegistry, make_ctx: MakeCtx, web: ThreadingHTTPServer, session: Session
+    reg: ToolRegistry, make_ctx: MakeCtx, base: str, session: Session
 ) -> None:
     ctx = make_ctx("agent")
     assert ctx.browser is not None
     ctx.browser.session_id = session.id  # as BrowserSession.for_run sets it
-    call(reg, ctx, "browser_open", url=f"{_base(web)}/table")
+    call(reg, ctx, "browser_open", url=f"{base}/table")
     results = []
     waiting = threading.Thread(
         target=lambda: results.append(call(reg, ctx, "browser_wait", text="never", seconds=60))
@@ -200,7 +191,7 @@ def test_a_stop_ends_the_browser_at_once_mid_call(
     [result] = results
     assert result.is_error and "the browser was closed" in result.content
     assert _pids_with(f"--user-data-dir={ctx.browser.profile}") == []
-    again = call(reg, ctx, "browser_open", url=f"{_base(web)}/table")  # starts afresh
+    again = call(reg, ctx, "browser_open", url=f"{base}/table")  # starts afresh
     assert not again.is_error, again.content
 
 
@@ -230,24 +221,8 @@ def test_a_run_gets_a_browser_only_when_one_is_found_and_the_mode_offers_tools(
 def test_a_users_own_profile_in_use_is_never_ended(tmp_path: Path, browser_home: Path) -> None:
     profile = tmp_path / "the user's profile"
     profile.mkdir()
-    users = subprocess.Popen(
-        [
-            str(CHROMIUM),
-            "--headless",
-            "--no-sandbox",
-            f"--user-data-dir={profile}",
-            "--remote-debugging-port=0",
-            "about:blank",
-        ],
-        env=browser_env(browser_home),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    users = _chromium_on(profile, browser_home)
     try:
-        deadline = time.monotonic() + 10
-        while not _pids_with(f"--user-data-dir={profile}") and time.monotonic() < deadline:
-            time.sleep(0.1)
         browser = BrowserSession(
             CHROMIUM, profile, env=browser_env(browser_home), extra_args=TEST_ARGS, timeout=10
         )

@@ -6,7 +6,6 @@ allowed sites and refuses the others; ``[quest] network = false`` offers no brow
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
@@ -37,18 +36,6 @@ class Nobody:
     def ask(self, request: ApprovalRequest) -> Answer:
         self.asked.append(request)
         return "deny"
-
-
-@pytest.fixture(scope="module")
-def web() -> Iterator[ThreadingHTTPServer]:
-    with site.serve() as server:
-        yield server
-
-
-@pytest.fixture
-def base(web: ThreadingHTTPServer) -> str:
-    web.posts.clear()  # type: ignore[attr-defined]
-    return f"http://127.0.0.1:{web.server_address[1]}"
 
 
 @pytest.mark.parametrize("mode", ["ask", "agent"])

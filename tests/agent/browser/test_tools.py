@@ -4,7 +4,6 @@ served on 127.0.0.1 (tests/agent/browser/site.py)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
@@ -22,18 +21,6 @@ from workhearth.sessions.session import Session
 
 pytest.importorskip("playwright.sync_api")
 pytestmark = needs_chromium
-
-
-@pytest.fixture(scope="module")
-def web() -> Iterator[ThreadingHTTPServer]:
-    with site.serve() as server:
-        yield server
-
-
-@pytest.fixture
-def base(web: ThreadingHTTPServer) -> str:
-    web.posts.clear()  # type: ignore[attr-defined]
-    return f"http://127.0.0.1:{web.server_address[1]}"
 
 
 def test_a_table_over_three_pages_is_read_as_rows(

@@ -5,12 +5,10 @@ through the real registry and Debian's Chromium against a site on 127.0.0.1."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from http.server import ThreadingHTTPServer
 
 import pytest
 
-from tests.agent.browser import site
 from tests.agent.browser.browsing import MakeCtx, call, needs_chromium, ref_of
 from workhearth.agent.browser.view import picture
 from workhearth.agent.tools import ToolRegistry
@@ -18,12 +16,6 @@ from workhearth.sessions.session import Session
 
 pytest.importorskip("playwright.sync_api")
 pytestmark = needs_chromium
-
-
-@pytest.fixture(scope="module")
-def web() -> Iterator[ThreadingHTTPServer]:
-    with site.serve() as server:
-        yield server
 
 
 def jpeg_size(data: bytes) -> tuple[int, int]:
@@ -93,10 +85,10 @@ def test_typing_names_the_field_never_what_was_typed(
 
 
 def test_a_picture_follows_a_scroll_and_shows_what_is_on_screen(
-    reg: ToolRegistry, make_ctx: MakeCtx, web: ThreadingHTTPServer, session: Session
+    reg: ToolRegistry, make_ctx: MakeCtx, base: str, session: Session
 ) -> None:
     ctx = make_ctx("agent")
-    call(reg, ctx, "browser_open", url=f"http://127.0.0.1:{web.server_address[1]}/big")
+    call(reg, ctx, "browser_open", url=f"{base}/big")
     top = ctx.browser.do(picture)  # type: ignore[union-attr]
     scrolled = call(reg, ctx, "browser_scroll", direction="down")
     assert scrolled.shown is not None and scrolled.shown.line.endswith(" · scroll down")
@@ -106,12 +98,12 @@ def test_a_picture_follows_a_scroll_and_shows_what_is_on_screen(
 
 
 def test_screenshots_can_be_switched_off_and_cost_little(
-    reg: ToolRegistry, make_ctx: MakeCtx, web: ThreadingHTTPServer, session: Session
+    reg: ToolRegistry, make_ctx: MakeCtx, base: str, session: Session
 ) -> None:
     ctx = make_ctx("agent")
     assert ctx.browser is not None
     ctx.browser.screenshots = False
-    opened = call(reg, ctx, "browser_open", url=f"http://127.0.0.1:{web.server_address[1]}/big")
+    opened = call(reg, ctx, "browser_open", url=f"{base}/big")
     assert opened.shown is not None and opened.shown.screenshot == ""
     assert "Screenshot:" not in opened.content
     assert not (session.folder / "tool-outputs").exists()

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent.browser import site
 from tests.agent.browser.browsing import MakeCtx, browser_env, call, needs_chromium
 from tests.agent.test_approval import Scripted
 from tests.e2e.conftest import Hearth, make_hearth
@@ -35,12 +34,6 @@ from workhearth.sessions.store import SessionStore
 pytest.importorskip("playwright.sync_api")
 pytestmark = needs_chromium
 LOOPBACK = BrowserConfig(allow=("127.0.0.0/8", "::1/128"))
-
-
-@pytest.fixture(scope="module")
-def web() -> Iterator[ThreadingHTTPServer]:
-    with site.serve() as server:
-        yield server
 
 
 @pytest.fixture
