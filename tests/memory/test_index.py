@@ -513,6 +513,85 @@ def test_patched_index_matches_a_full_rebuild_after_random_changes(
             fresh.close()
 
 
+# Pieces appended to MEMORY.md, chosen so that some change how lines written
+# before them read: an indented id under the last entry (its item is looked for
+# above), an id the file already holds (the later one is the entry), a heading,
+# text after the last entry (it joins that text's chunk), control characters.
+APPENDS = [
+    "- A kinkajou entry. ^m-{n:08d}",
+    "- A two-line entry\n  about a kinkajou. ^m-{n:08d}",
+    "",
+    "  an indented line under the last entry ^m-{n:08d}",
+    "  an indented line without an id",
+    "Plain text a user typed after the entries.",
+    "## A new section",
+    "- The first entry again. ^m-23456789",
+    "- A repeat of an id written just before. ^m-{prev:08d}",
+    "- An item a user wrote without an id",
+    "A line with a vertical tab\x0b and a C1\x85 control.",
+    "记忆 kinkajou " * 60,
+]
+
+
+def file_chunks(ix: MemoryIndex, rel: str) -> list[tuple]:
+    return ix.db.execute(
+        "SELECT line_start, line_end, text, entry_id FROM chunks WHERE path = ? ORDER BY id",
+        (rel,),
+    ).fetchall()
+
+
+def test_appends_chunk_as_the_whole_file_would(layer: Path, index: MemoryIndex) -> None:
+    import random
+
+    from workhearth.memory.chunking import chunk_lines
+    from workhearth.memory.decode import text_lines
+
+    rng = random.Random(20)
+    index.update()
+    path = layer / "MEMORY.md"
+    for step in range(150):
+        pieces = [
+            rng.choice(APPENDS).format(n=step * 10 + k, prev=step * 10 + k - 1)
+            for k in range(rng.randrange(1, 4))
+        ]
+        with path.open("a", encoding="utf-8") as f:
+            f.write("".join(piece + "\n" for piece in pieces))
+        os.utime(path, ns=(OLD + 1000 + step, OLD + 1000 + step))
+        index.update(only=["MEMORY.md"])
+        whole = [
+            (c.line_start, c.line_end, c.text, c.entry_id)
+            for c in chunk_lines(text_lines(path.read_bytes()))
+        ]
+        assert file_chunks(index, "MEMORY.md") == whole, pieces
+    check_fts(index)
+
+
+def test_an_append_reads_only_the_chunks_after_the_last_entry(tmp_path: Path) -> None:
+    folder = tmp_path / "awareness"
+    entries = "".join(f"- Entry number {k} about tapirs. ^m-{k:08d}\n" for k in range(300))
+    path = write(folder, "MEMORY.md", "# Memory\n\n" + entries)
+    index = MemoryIndex(folder)
+    index.update()
+    statements: list[str] = []
+    with path.open("a", encoding="utf-8") as f:
+        f.write("- One more tapir entry. ^m-56789abc\n")
+    os.utime(path, ns=(OLD + 60, OLD + 60))
+    index.db.set_trace_callback(statements.append)
+    index.update(only=["MEMORY.md"])
+    index.db.set_trace_callback(None)
+    read = [s for s in statements if s.startswith("SELECT line_start, line_end, text, entry_id")]
+    # Why: a save must not read back (nor chunk) the hundreds of entries before it.
+    assert read and all("BETWEEN 301 AND 300" in s for s in read), read
+    assert file_chunks(index, "MEMORY.md")[-1] == (
+        303,
+        303,
+        "- One more tapir entry. ^m-56789abc",
+        "m-56789abc",
+    )
+    assert len(file_chunks(index, "MEMORY.md")) == 301
+    index.close()
+
+
 def test_saves_one_by_one_leave_few_fts_segments(tmp_path: Path) -> None:
     """Each small update adds a segment to every FTS5 table; the bounded merge after
     it folds them together, so a query reads each term from a few places, not ~15."""

@@ -45,7 +45,7 @@ from workhearth.memory.bank import (
 )
 from workhearth.memory.context import WIKI_SHARE, ChunkSource, pick_chunks, render
 from workhearth.memory.decode import decode_file
-from workhearth.memory.entries import ID_RE
+from workhearth.memory.entries import ID_RE, written_span
 from workhearth.memory.evict import evict
 from workhearth.memory.faces import MemoryBank
 from workhearth.memory.files import (
@@ -303,19 +303,24 @@ class Memory:
         now = time.time()
         meta = EntryMeta(level, tags, source, provenance, now, now, pending)
         store = self.store(layer)
-        entry_id, _line, new = store.add_entry(rel, content, meta)
+        entry_id, line, new = store.add_entry(rel, content, meta)
         if not new:
             return replace(self.get(entry_id), existed=True)
         capacity = self.config.user_capacity if layer == "user" else self.config.project_capacity
+        evicted = True
         try:
             # Why: the sentence the user just confirmed is never the one evicted for it.
-            evict(store, capacity, keep={entry_id})
+            evicted = bool(evict(store, capacity, keep={entry_id}))
         except (OSError, HearthError) as exc:
             # Why: the entry is saved (Markdown and meta are durable); a full disk only
             # postpones eviction to the next save.
             if not cannot_write(exc):
                 raise
-        return self.get(entry_id)
+        if evicted:
+            return self.get(entry_id)  # Why: lines above it may have gone
+        # Why not get(): it reads the whole file again to find what was just written.
+        span = written_span(content, entry_id)
+        return self._entry(store, entry_id, (rel, line - 1, line - 1 + span.end, span.content))
 
     def log_daily(self, text: str, day: str | None = None, **kwargs: Any) -> Entry:
         """Append a short-term note to today's daily log of the project layer."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from workhearth.memory.entries import find_entries
+from workhearth.memory.entries import ID_RE, find_entries
 
 # Why: a chunk is the unit BM25 ranks; a hit (≤ 700 characters) is the chunk grown
 # by whole neighbouring lines, so a chunk well under a hit lets the hit sit around
@@ -88,4 +88,37 @@ def chunk_lines(lines: list[str], limit: int = CHUNK_CHARS) -> list[Chunk]:
         size += len(line) + 1
         i += 1
     flush()
+    return chunks
+
+
+def chunk_tail(lines: list[str], restart: int) -> list[Chunk] | None:
+    """The chunks ``chunk_lines(lines)`` makes after line ``restart`` (0-based), or None.
+
+    ``restart`` is where an entry ended in an earlier version of the file whose
+    lines up to there were the same (the entry was then a chunk of its own): after
+    an entry the chunker starts afresh, so the lines after it are chunked alone,
+    unless they could change how the lines before them read. That takes an
+    indented id at their top, before any list item or other text (its item would
+    be looked for above ``restart``), or an id the lines above already hold (the
+    later of two equal ids is the entry): then None, and the caller chunks the
+    whole file. Why: a save appends an entry to a file of hundreds; chunking
+    only what follows the last entry keeps a save's cost from growing with the file.
+    """
+    tail = lines[restart:]
+    for line in tail:
+        if line.startswith("- ") or (line.strip() and not line.startswith("  ")):
+            break
+        if "^m-" in line:
+            return None
+    # Why every id, not only the chunks' ids: one entry can hide another's (an
+    # indented id under an item makes a second entry starting on the same line).
+    ids = [m.group(1) for line in tail if "^m-" in line and (m := ID_RE.search(line))]
+    if ids:
+        head = "\n".join(lines[:restart])
+        if any(f"^{entry_id}" in head for entry_id in ids):
+            return None
+    chunks = chunk_lines(tail)
+    for chunk in chunks:
+        chunk.line_start += restart
+        chunk.line_end += restart
     return chunks

@@ -87,6 +87,12 @@ def _item_start_before(lines: list[str], i: int) -> int | None:
     return None
 
 
+def written_span(content: str, entry_id: str) -> EntrySpan:
+    """The entry :func:`format_entry` writes, as :func:`find_entries` reads it back
+    (lines counted from the entry's first)."""
+    return find_entries(format_entry(content, entry_id))[entry_id]
+
+
 def strip_ids(text: str) -> str:
     """Text without the trailing id markers (for display and token counts)."""
     return "\n".join(ID_RE.sub("", line) for line in text.splitlines())

@@ -33,7 +33,7 @@ from pathlib import Path
 
 from workhearth.errors import CorruptDataError, HearthError
 from workhearth.fsutil import file_lock, make_private_dir
-from workhearth.memory.chunking import CHUNK_CHARS, Chunk, chunk_lines
+from workhearth.memory.chunking import CHUNK_CHARS, Chunk, chunk_lines, chunk_tail
 from workhearth.memory.corpus import MEMORY_LAYER, Corpus
 from workhearth.memory.files import INDEX_FILE
 from workhearth.memory.index_state import (  # noqa: F401  (STATE_VERSION, digest_of: API)
@@ -98,15 +98,12 @@ BATCH_CHUNKS = 5_000
 BIG_BUILD_CHUNKS = 5_000
 # Why: after any other update, FTS5 merges at most about this many pages of
 # segments ('merge'), so a save costs the same at 500 entries as at 100k while
-# the segments its predecessors left are folded together (schema.FTS_USERMERGE).
+# the segments its predecessors left are folded together (schema.FTS_USERMERGE):
+# two or three segments per table stay. Merging a small index into one segment
+# after every save instead (as hearth did up to 20,000 chunks) rewrote all of it
+# each time: at 700 entries a save cost ~5 ms more CPU (a third of it) to make a
+# search ~2 % cheaper (bench/README.md, server_load).
 MERGE_PAGES = 64
-# Why: up to this many chunks, that bounded merge works toward a single segment
-# (FTS5's 'merge' with a negative page count), not only when a level fills up: a
-# query reads each term from every segment, and at 700 entries the phrase search
-# took 33 µs on one segment against 50 µs on the five the level rule left; a save
-# cost ~0.8 ms more CPU (6.7 ms). Beyond it the index is big enough that rewriting
-# its largest segment again and again costs more writes than the reads it saves.
-ONE_SEGMENT_CHUNKS = 20_000
 DAMAGED_SUFFIX = ".corrupt"  # the one damaged index kept aside, for a bug report
 # Why: an index served from memory tries its file again this often (a disk was freed).
 RETRY_WRITE_SECONDS = 30.0
@@ -446,12 +443,13 @@ class MemoryIndex:
             if item.rel in plan.files:
                 plan.files[item.rel][2] = item.digest  # what was indexed, if it was read again
         plan.big = added >= BIG_BUILD_CHUNKS and added * 2 >= total
-        pages = -MERGE_PAGES if total <= ONE_SEGMENT_CHUNKS else MERGE_PAGES
         for table in FTS_TABLES:
             if plan.big:
                 db.execute(f"INSERT INTO {table}({table}) VALUES ('optimize')")
             else:
-                db.execute(f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (pages,))
+                db.execute(
+                    f"INSERT INTO {table}({table}, rank) VALUES ('merge', ?)", (MERGE_PAGES,)
+                )
         generation = secrets.token_hex(8)
         db.execute(
             "UPDATE state SET generation = ?, chunks = ?, fingerprint = ?",
@@ -475,34 +473,63 @@ class MemoryIndex:
 
         Why: a save appends to a file that is usually the last one indexed
         (``MEMORY.md``); replacing only its changed tail costs a few rows instead
-        of the whole file's. The result is what :meth:`_add` would make: the
+        of the whole file's. When the file grew by an append (its old bytes are
+        its start), only the lines after its last entry are chunked again
+        (:func:`chunk_tail`). The result is what :meth:`_add` would make: the
         file's chunks are ``chunk_lines`` of its lines, with consecutive ids in
         line order (ids above the last one are free). Returns the change in chunks.
         """
         db = self.db
-        row: tuple[int, int] = db.execute(
-            "SELECT first_id, chunks FROM files WHERE path = ?", (item.rel,)
+        row: tuple[int, int, int, str] = db.execute(
+            "SELECT first_id, chunks, size, hash FROM files WHERE path = ?", (item.rel,)
         ).fetchone()
-        first, count = row
-        ((_, lines),) = next(_batches([item], self.folder, self.corpus))
-        new = chunk_lines(lines)
+        first, count, old_size, old_hash = row
+        data = item.data
+        if data is None:
+            data = _read(self.folder / item.rel)
+            item.digest = digest_of(data)  # Why: the hash of what is indexed (as _batches)
+        item.data = None
+        lines = self.corpus.lines(data)
+        kept, new = self._appended(first, count, data[:old_size], old_hash, lines)
+        if new is None:
+            kept, new = 0, chunk_lines(lines)
         old = db.execute(
             "SELECT line_start, line_end, text, entry_id FROM chunks"
             " WHERE id BETWEEN ? AND ? ORDER BY id",
-            (first, first + count - 1),
+            (first + kept, first + count - 1),
         )
-        keep = 0
+        keep = kept
         for was, now in zip(old, new, strict=False):
             if was != (now.line_start, now.line_end, now.text, now.entry_id):
                 break
             keep += 1
         self._drop_ranges([(first + keep, first + count - 1)] if keep < count else [])
-        self._insert(_rows(item.rel, new[keep:], first + keep - 1))
+        self._insert(_rows(item.rel, new[keep - kept :], first + keep - 1))
         db.execute(
             "UPDATE files SET hash = ?, mtime_ns = ?, size = ?, chunks = ? WHERE path = ?",
-            (item.digest, item.mtime_ns, item.size, len(new), item.rel),
+            (item.digest, item.mtime_ns, item.size, kept + len(new), item.rel),
         )
-        return len(new) - count
+        return kept + len(new) - count
+
+    def _appended(
+        self, first: int, count: int, head: bytes, old_hash: str, lines: list[str]
+    ) -> tuple[int, list[Chunk] | None]:
+        """(chunks kept, the chunks after them) when the file only grew since it was
+        indexed, its chunks up to its last entry staying; else (0, None)."""
+        if not head or digest_of(head) != old_hash:
+            return 0, None
+        if lines[: len(old := self.corpus.lines(head))] != old:
+            return 0, None  # Why: the new bytes changed how the old ones decode
+        row = self.db.execute(
+            "SELECT id, line_end FROM chunks WHERE id BETWEEN ? AND ?"
+            " AND entry_id IS NOT NULL ORDER BY id DESC LIMIT 1",
+            (first, first + count - 1),
+        ).fetchone()
+        if row is None:
+            return 0, None
+        last_entry, restart = row
+        tail = chunk_tail(lines, restart)
+        return (0, None) if tail is None else (last_entry - first + 1, tail)
 
     def _drop(self, paths: list[str]) -> int:
         """Remove these files' chunks from every table, one id range per file; returns how many."""
@@ -636,10 +663,7 @@ def _batches(
     for item in changed:
         data = item.data
         if data is None:
-            try:
-                data = (folder / item.rel).read_bytes()
-            except OSError:
-                data = b""
+            data = _read(folder / item.rel)
             # Why: record the hash of what is indexed, even if the file changed since.
             item.digest = digest_of(data)
         item.data = None
@@ -650,6 +674,14 @@ def _batches(
             batch, size = [], 0
     if batch:
         yield batch
+
+
+def _read(path: Path) -> bytes:
+    """A file's bytes; empty when it cannot be read (it is indexed as empty)."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
 
 
 def _inode(path: Path) -> int | None:

@@ -28,7 +28,7 @@ from workhearth.errors import CorruptDataError, HearthError, NotFoundError
 from workhearth.fsutil import append_line, file_lock, make_private_dir
 from workhearth.memory import writes
 from workhearth.memory.decode import decode_file
-from workhearth.memory.entries import find_entries, format_entry, new_entry_id
+from workhearth.memory.entries import EntrySpan, find_entries, format_entry, new_entry_id
 from workhearth.memory.files import EVICTED_LOG, META_FILE, Layer, leftover_temps, markdown_files
 from workhearth.memory.index import IndexReport, MemoryIndex
 from workhearth.memory.meta import EntryMeta, MetaStore
@@ -222,7 +222,7 @@ class LayerStore:
         path = self._target(rel)
         with self.locked():
             try:
-                current = find_entries(writes.split_lines(path.read_bytes()))
+                current = self._same_content(path.read_bytes(), content)
             except OSError:
                 current = {}
             for span in current.values():
@@ -266,6 +266,18 @@ class LayerStore:
                 raise _not_saved(exc, path) from exc
         self._update_index_after_write(rel)
         return entry_id, line, True
+
+    @staticmethod
+    def _same_content(data: bytes, content: str) -> dict[str, EntrySpan]:
+        """The file's entries, when one of them could hold exactly ``content``.
+
+        Why the look first: an entry holding it holds its first line, and a save
+        appending to a file of hundreds of entries need not read them all.
+        """
+        first = content.strip().split("\n", 1)[0].rstrip()
+        if first not in data.decode("utf-8", errors="surrogateescape"):
+            return {}
+        return find_entries(writes.split_lines(data))
 
     def _update_index_after_write(self, rel: str) -> None:
         try:

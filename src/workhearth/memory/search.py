@@ -182,6 +182,8 @@ class Searcher:
         self._term_idf: dict[str, float] = {}
         self._word_terms: dict[str, tuple[str, ...]] = {}
         self._line_values: dict[str, float] = {}
+        # Why: (generation, chunks) read once per search, in its read transaction.
+        self._index_state: tuple[str | None, int] | None = None
 
     # ------------------------------------------------------------ sources
     def _ranked(
@@ -258,7 +260,7 @@ class Searcher:
                 by_term.setdefault(term, word)
         if not by_term:
             return [], False
-        generation, chunks = self._state()
+        generation, chunks = self._index_state or self._state()
         docs = self._doc_counts(list(by_term), generation)
         if not docs:
             return [], False  # no word of the query is in the index
@@ -365,10 +367,16 @@ class Searcher:
         if not query.strip():
             return []
         with self._snapshot():
-            scores = self._candidates(query, limit)
-            if not scores:
-                return []
-            return self._hits(_best(scores, limit), layer, query)
+            self._index_state = self._state()
+            try:
+                if not self._index_state[1]:
+                    return []  # Why: an empty index (a layer with no notes) has nothing to find
+                scores = self._candidates(query, limit)
+                if not scores:
+                    return []
+                return self._hits(_best(scores, limit), layer, query)
+            finally:
+                self._index_state = None
 
     def _hits(self, kept: list[tuple[float, int]], layer: str, query: str) -> list[Hit]:
         if not kept:
