@@ -95,6 +95,14 @@ PEER_SQL = (
 
 
 LIMIT = 6  # hits per search
+# Where a search request's time goes, at saturation: ``blank``, hearth's search route
+# answering a blank query (all of hearth's HTTP path: the Host and token checks, the
+# security headers, the query read; no memory opened), and ``miss``, two words no entry
+# holds (the route's whole path and every query, finding nothing to rank).
+PROBES = {
+    "blank": f"/v1/memory/search?q=%20&limit={LIMIT}",
+    "miss": f"/v1/memory/search?q=zyxt%20qwvk&limit={LIMIT}",
+}
 
 
 def query_words(n: int) -> str:
@@ -219,6 +227,9 @@ class Target:
             return self._ok(kind, status, data)
         if kind == "info":
             status, data = await conn.request("GET", "/v1/info")
+            return self._ok(kind, status, data)
+        if kind in PROBES:
+            status, data = await conn.request("GET", PROBES[kind])
             return self._ok(kind, status, data)
         if kind == "search":
             q = quote(query_words(n))
@@ -503,6 +514,8 @@ def one_run(args: argparse.Namespace) -> dict[str, Any]:
             "peer": asyncio.run(saturate(peer_target, "peer", d, c)),
             "peer_ranked": asyncio.run(saturate(peer_target, "peer_ranked", d, c)),
             "info": asyncio.run(saturate(target, "info", d, c)),
+            "blank": asyncio.run(saturate(target, "blank", d, c)),
+            "miss": asyncio.run(saturate(target, "miss", d, c)),
             "save": asyncio.run(saturate(target, "save", d, c)),
         }
         result["library_search"] = library_search(home, workspace, min(d, 5.0))
@@ -549,6 +562,11 @@ def ratios(sat: dict[str, Any]) -> dict[str, float | None]:
         out[name] = round(search["rps"] / other["rps"], 3) if other["rps"] else None
         if search.get("server_cpu_ms") and other.get("server_cpu_ms"):
             out[f"{name}_by_cpu"] = round(other["server_cpu_ms"] / search["server_cpu_ms"], 3)
+    bare = sat["bare"].get("server_cpu_ms")
+    for probe in PROBES:
+        mine = sat[probe].get("server_cpu_ms")
+        if bare and mine:
+            out[f"{probe}_vs_bare_by_cpu"] = round(bare / mine, 3)
     return out
 
 
@@ -585,6 +603,8 @@ ROWS = [
     ("saturation", "search (datasette)", ("saturation", "peer")),
     ("saturation", "ranked (datasette)", ("saturation", "peer_ranked")),
     ("saturation", "info (hearth)", ("saturation", "info")),
+    ("saturation", "blank query (hearth)", ("saturation", "blank")),
+    ("saturation", "no hits (hearth)", ("saturation", "miss")),
     ("saturation", "save (hearth)", ("saturation", "save")),
     ("saturation", "bare route (async)", ("saturation", "bare")),
     ("in-process", "library search", ("library_search",)),
@@ -629,7 +649,7 @@ def main() -> None:
     median = median_of(runs)
     # Why the median of each run's ratio: a run's rows share its moment on this shared
     # machine, so its ratio is steadier than a ratio of medians taken from different runs.
-    names = [n for n in runs[0]["targets"] if n.startswith("search_vs_")]
+    names = [n for n in runs[0]["targets"] if n.startswith(("search_vs_", "blank_vs_", "miss_vs_"))]
     median_ratios = {
         name: statistics.median(r["targets"][name] for r in runs if r["targets"].get(name))
         if any(r["targets"].get(name) for r in runs)
@@ -643,13 +663,16 @@ def main() -> None:
         **verdicts(median_ratios),
         "zero_lost_saves": all(r["saves"]["lost"] == 0 for r in runs),
     }
-    head = f"{'phase':12}{'what':20}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'errors':>8}"
+    head = (
+        f"{'phase':12}{'what':22}{'req/s':>10}{'p50 ms':>10}{'p99 ms':>10}{'errors':>8}"
+        f"{'server CPU ms':>15}"
+    )
     print(f"median of {args.runs} runs")
     print(head)
     for (phase, what, _), row in zip(ROWS, median.values(), strict=True):
         print(
-            f"{phase:12}{what:20}{row['rps']:>10}{row['p50_ms']:>10}{row['p99_ms']:>10}"
-            f"{row['errors']:>8}"
+            f"{phase:12}{what:22}{row['rps']:>10}{row['p50_ms']:>10}{row['p99_ms']:>10}"
+            f"{row['errors']:>8}{row.get('server_cpu_ms', ''):>15}"
         )
     acknowledged = sum(r["saves"]["acknowledged"] for r in runs)
     lost = sum(r["saves"]["lost"] for r in runs)
