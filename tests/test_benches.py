@@ -361,3 +361,47 @@ def test_md_to_pdf_bench_runs(tmp_path: Path) -> None:
     # One page each way: the same report, so the times compare like with like.
     assert result["pages"] == {"md_to_pdf": 1, "libreoffice": 1}
     assert result["meets"]["md_to_pdf_within_s"] == (med["md_to_pdf"] <= result["target_s"])
+
+
+def test_memory_save_bench_runs(tmp_path: Path) -> None:
+    from workhearth.app import Workhearth
+
+    sizes, saves = (20, 60), 5
+    result = run_bench(
+        "memory_save.py",
+        tmp_path / "ms.json",
+        *("--sizes", ",".join(map(str, sizes)), "--saves", str(saves), "--runs", "1"),
+        *("--tmp", str(tmp_path), "--keep"),
+    )
+    paths = {"hearth", "file_fsync", "file_fsync_fts5"}
+    (run,) = result["runs"]
+    assert result["all_saved"] and set(result["median"]) == set(run["sizes"]) == {"20", "60"}
+    for n in sizes:
+        size = run["sizes"][str(n)]
+        assert set(size["paths"]) == set(result["median"][str(n)]) == paths
+        for path in paths:
+            row = result["median"][str(n)][path]
+            assert row["cpu_ms"] > 0 and row["wall_ms"] > 0 and row["p90_wall_ms"] >= row["wall_ms"]
+            assert len(size["paths"][path]["wall_ms_each"]) == saves
+        # Every save really made, counted afresh through the library: the seeded
+        # entries, the warm-up save and each timed save, the last one found by search.
+        wh = Workhearth(home=Path(size["home"]), workspace=Path(size["workspace"]))
+        listed = []
+        cursor = None
+        while True:
+            entries, cursor = wh.memory.list(limit=100, cursor=cursor)
+            listed += entries
+            if cursor is None:
+                break
+        texts = [e.content for e in listed]
+        assert len(texts) == len(set(texts)) == n + 1 + saves
+        assert sum(t.startswith("Saved note ") for t in texts) == saves
+        assert texts[0].startswith(f"Saved note {saves - 1} at size {n}:")  # newest first
+        hits = wh.memory.search(texts[0], limit=3)
+        assert listed[0].id in {h.entry_id for h in hits}
+        wh.memory.close()
+    figures = result["figures"]
+    assert figures["cpu_growth"] > 0 and figures["wall_growth"] > 0
+    for name in ("vs_floor_wall", "vs_floor_cpu", "vs_file_fsync_wall"):
+        assert set(figures[name]) == {"20", "60"} and all(v > 0 for v in figures[name].values())
+    assert result["config"]["sizes"] == list(sizes) and result["cpus"] == os.cpu_count()

@@ -269,3 +269,44 @@ def test_edits_and_deletes_carry_over_lines_appended_by_hand_meanwhile(tmp_path:
     rest = [x for x in (folder / "MEMORY.md").read_text().splitlines() if x.strip()]
     assert rest == ["# Memory", *hand]
     assert meta_ids(folder) == set()
+
+
+def _meta(folder: Path) -> dict:
+    return json.loads((folder / "memory_meta.json").read_text(encoding="utf-8"))["entries"]
+
+
+def test_a_save_reads_the_meta_again_only_when_another_writer_changed_it(
+    tmp_path: Path, monkeypatch
+) -> None:
+    home, ws = tmp_path / "home", tmp_path / "ws"
+    ws.mkdir()
+    mine, other = Workhearth(home=home, workspace=ws), Workhearth(home=home, workspace=ws)
+    folder = mine.memory.folder("project")
+    first = mine.memory.save("The deploy runs on Fridays.")
+    reads: list[str] = []
+    real = Path.read_bytes
+
+    def read_bytes(self: Path) -> bytes:
+        reads.append(self.name)
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    mine.memory.save("The printer is on the second floor.")
+    # Why: the meta on disk is the one this store wrote; reading back thousands of
+    # entries cost a save more than all its other work.
+    assert "memory_meta.json" not in reads
+    # Another writer (hearth's atomic replace: a new file) ...
+    theirs = other.memory.save("The vendor contract ends in May.", tags=["vendor"])
+    # ... and a hand edit in place (same file, new size): both are read before the next save.
+    meta_path = folder / "memory_meta.json"
+    edited = _meta(folder)
+    edited[first.id]["tags"] = ["by-hand"]
+    with meta_path.open("r+", encoding="utf-8") as f:
+        f.write(json.dumps({"version": 1, "entries": edited}, indent=1))
+        f.truncate()
+    reads.clear()
+    last = mine.memory.save("The roadmap review is on Monday.")
+    assert "memory_meta.json" in reads
+    meta = _meta(folder)
+    assert {first.id, theirs.id, last.id} <= set(meta)
+    assert meta[theirs.id]["tags"] == ["vendor"] and meta[first.id]["tags"] == ["by-hand"]

@@ -188,7 +188,7 @@ class Memory:
         taken = time.time_ns()
         self._last_look = (self._disk_state(taken), taken)
         for store in self._stores.values():
-            store._meta = None  # Why: re-read at next use, as under the layer lock
+            store.forget_meta_if_changed()  # Why: read again at next use, as under the lock
         for name in LAYERS:
             if self.folder(name).is_dir():
                 # Why not index(): its clean-up takes the layer lock, so a read would

@@ -63,8 +63,13 @@ class LayerStore:
         """Exclusive across processes; the kernel releases it if we die."""
         make_private_dir(self.folder)
         with file_lock(self.folder / LOCK_FILE):
-            self._meta = None  # another process may have changed it: re-read under the lock
+            self.forget_meta_if_changed()  # Why: another process may have written it
             yield
+
+    def forget_meta_if_changed(self) -> None:
+        """Drop the meta read here when the file is no longer the one read or written."""
+        if self._meta is not None and not self._meta.current():
+            self._meta = None
 
     @property
     def meta(self) -> MetaStore:

@@ -8,6 +8,7 @@ the damage is reported (``MetaStore.damage``).
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from collections.abc import Iterator, Mapping, MutableMapping
@@ -173,9 +174,31 @@ class MetaStore:
         # ids by tag once turns that into a look at each distinct tag. Kept with the
         # dict it was built from (``entries`` may be replaced whole) until put/drop.
         self._by_tag: tuple[EntryTable, dict[str, list[tuple[int, str]]]] | None = None
+        # The file as last read or written here (inode, size, mtime): see current().
+        self._seen: tuple[int, int, int] | None = None
         self._load()
 
+    def _signature(self) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return None
+        return st.st_ino, st.st_size, st.st_mtime_ns
+
+    def current(self) -> bool:
+        """Whether the file is still the one this store last read or wrote.
+
+        Why: a save takes the layer lock and must see what another process wrote,
+        but reading back a file of thousands of entries that only this store wrote
+        cost a save more than all its other work. Anything that rewrites the file
+        (hearth's atomic replace: a new inode; an editor: a new size or mtime) shows.
+        """
+        return self._signature() == self._seen
+
     def _load(self) -> None:
+        # Why the stat first: a change between it and the read only makes the next
+        # look read again.
+        self._seen = self._signature()
         try:
             raw = self.path.read_bytes()
         except FileNotFoundError:
@@ -244,3 +267,4 @@ class MetaStore:
         atomic_write(
             self.path, orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS)
         )
+        self._seen = self._signature()
