@@ -19,6 +19,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def machine(args: Any) -> dict[str, Any]:
+    """The head of a report: the run's arguments, and the machine's cores and load."""
+    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
+    return {"config": config, "cpus": os.cpu_count(), "load_average": os.getloadavg()}
+
+
 def history_path(out: Path) -> Path:
     """``bench/results/x.json`` -> ``bench/results/x.runs.jsonl``."""
     return out.with_name(out.stem + ".runs.jsonl")

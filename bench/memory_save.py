@@ -360,11 +360,8 @@ def main() -> None:
         )
     print(f"every save made and found: {all_saved}")
 
-    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
     out = {
-        "config": config,
-        "cpus": os.cpu_count(),
-        "load_average": os.getloadavg(),
+        **_runs.machine(args),
         "median": median,
         "figures": figures,
         "all_saved": all_saved,

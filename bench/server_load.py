@@ -684,11 +684,8 @@ def main() -> None:
         for why, n in r["failures"].items():
             print(f"failed {n}x: {why}")
     print("targets (medians): " + ", ".join(f"{k}={v}" for k, v in median_targets.items()))
-    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()}
     out = {
-        "config": config,
-        "cpus": os.cpu_count(),
-        "load_average": os.getloadavg(),
+        **_runs.machine(args),
         "median": median,
         "median_targets": median_targets,
         "thresholds": {"fixed_rate_p99_ms_max": 50, "search_vs_bare_min": SEARCH_VS_BARE_MIN},
