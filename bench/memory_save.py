@@ -295,7 +295,12 @@ def main() -> None:
     )
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "memory_save.json")
     args = ap.parse_args()
-    args.sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
+    try:
+        args.sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
+    except ValueError:
+        raise SystemExit(
+            f"--sizes takes whole numbers separated by commas, not {args.sizes!r}"
+        ) from None
     if len(args.sizes) < 2 or args.saves < 1 or args.runs < 1:
         raise SystemExit("need two sizes or more, one save or more, one run or more")
 
