@@ -155,6 +155,33 @@ def test_a_redirect_between_allowed_sites_still_works(
     assert other.connections >= 1
 
 
+def test_the_browsers_own_background_requests_are_refused_but_not_told(
+    reg: ToolRegistry, make: Make, allowed: Counting, other: Counting
+) -> None:
+    """Chromium's updater sends plain http through the proxy by itself (CI saw
+    update.googleapis.com told as "the page tried to load …"): refused, never told,
+    while a page's refused redirect in the same action still is."""
+    ctx = make((f"127.0.0.1:{allowed.port}",))
+    assert not call(reg, ctx, "browser_open", url=f"http://127.0.0.1:{allowed.port}/").is_error
+    browser = ctx.browser
+    assert browser is not None and browser._proxy is not None
+    background = f"http://127.0.0.1:{other.port}/service/update2/json"
+    with socket() as sock:  # what the browser process asks on its own, as Chromium would
+        sock.connect(("127.0.0.1", browser._proxy.port))
+        sock.sendall(f"GET {background} HTTP/1.1\r\nHost: 127.0.0.1:{other.port}\r\n\r\n".encode())
+        assert sock.recv(100).startswith(b"HTTP/1.1 403"), "the proxy let it through"
+    target = f"http://127.0.0.1:{other.port}/secret"
+    result = call(
+        reg, ctx, "browser_open", url=f"http://127.0.0.1:{allowed.port}/redirect?to={quote(target)}"
+    )
+    seen = _until(reg, ctx, result, target)
+    assert f"{target} — refused" in seen, seen
+    assert "update2" not in seen, seen
+    for _ in range(2):  # nor held back and told one action later
+        assert "update2" not in call(reg, ctx, "browser_snapshot").content
+    assert other.connections == 0
+
+
 def test_https_goes_through_the_proxy_as_a_checked_tunnel(
     reg: ToolRegistry, make: Make, tmp_path: Path
 ) -> None:

@@ -55,14 +55,21 @@ class ProxyError(HearthError):
 class Refusal:
     """One request the proxy refused: its site, whether it was a tunnel, words for the model.
 
-    Why ``tunnel``: a ``CONNECT`` does not say who asked, and Chromium's own background
-    requests (accounts.google.com here, despite the quiet switches) come that way too;
-    the session tells the model only of tunnels a page's request failed on.
+    Neither a ``CONNECT`` nor a plain request says who asked, and Chromium's own
+    background requests (accounts.google.com, update.googleapis.com, despite the quiet
+    switches) come here too: the session tells the model only of refusals a page sent a
+    request for, matched by ``asked``: the whole URL of plain http, the site of a tunnel
+    (all a ``CONNECT`` shows).
     """
 
     site: str
     tunnel: bool
     words: str
+    url: str
+
+    @property
+    def asked(self) -> str:
+        return self.site if self.tunnel else self.url
 
 
 @dataclass(frozen=True)
@@ -165,7 +172,7 @@ class CheckingProxy:
     def _refuse(self, client: socket.socket, request: _Request, reason: str) -> None:
         what = "go to" if request.navigate else "reach" if request.tunnel else "load"
         words = f"the page tried to {what} {request.url[:200]} — refused: {reason}"
-        refusal = Refusal(request.site, request.tunnel, words)
+        refusal = Refusal(request.site, request.tunnel, words, request.url)
         with self._lock:
             if refusal not in self._refusals and len(self._refusals) < MAX_REFUSALS:
                 self._refusals.append(refusal)

@@ -141,9 +141,9 @@ class BrowserSession:
         self._pw: Playwright | None = None
         self._context: BrowserContext | None = None
         self._proxy: CheckingProxy | None = None  # every request goes through it (proxy.py)
-        self._failed: set[str] = set()  # sites a page's request failed on since the last action
+        self._asked: set[str] = set()  # URLs and sites pages requested since the last action
         self._landed: set[str] = set()  # sites a tab was found on and the policy allowed
-        self._tunnels: list[Refusal] = []  # refused tunnels no page request was seen failing on
+        self._held: list[Refusal] = []  # refusals no page request was seen asking for yet
         self._current: Page | None = None
         self._closed = False
         self._stopped = False  # a kill came (checked when a launch ends)
@@ -321,7 +321,7 @@ class BrowserSession:
         context.on("page", self._on_page)
         context.on("close", self._on_close)
         if self._proxy is not None:
-            context.on("requestfailed", self._on_failed)
+            context.on("request", self._on_request)
         self._pw, self._context, self._closed = pw, context, False
         self._pids = _browser_pids(f"--user-data-dir={self.profile}".encode())
         self._current = context.pages[0] if context.pages else context.new_page()
@@ -375,22 +375,30 @@ class BrowserSession:
         else:
             route.abort("blockedbyclient")
 
-    def _on_failed(self, request: Request) -> None:
+    def _on_request(self, request: Request) -> None:
+        # Why every request, redirects too: Playwright announces each hop of a redirect
+        # as a request, which ``route`` never sees (proxy.py).
+        url = request.url.partition("#")[0]  # a fragment never reaches the network
+        self._asked.add(url)
         with contextlib.suppress(HearthError):
-            self._failed.add(site_of(request.url))
+            self._asked.add(site_of(url))
 
     def _refusals(self) -> list[str]:
-        """The proxy's refusals a page caused, in words (see :class:`Refusal`); a refused
-        tunnel waits one action for its page's failure to be announced, then is dropped."""
+        """The proxy's refusals a page caused, in words (see :class:`Refusal`).
+
+        Chromium's own background requests go through the proxy too (update checks,
+        accounts: plain ``http`` as well as tunnels) and are no news for the model, so a
+        refusal is told only when a page asked for it (:attr:`Refusal.asked`). One that no
+        page was seen asking for yet waits one action (the page's ``request`` event can
+        arrive after the proxy refused), then is dropped.
+        """
         if self._proxy is None:
             return []
         fresh = self._proxy.take_refusals()
-        tunnels = self._tunnels + [r for r in fresh if r.tunnel]
-        failed, self._failed = self._failed, set()
-        self._tunnels = [r for r in fresh if r.tunnel and r.site not in failed]
-        return [r.words for r in fresh if not r.tunnel] + [
-            r.words for r in tunnels if r.site in failed
-        ]
+        pending = self._held + fresh
+        asked, self._asked = self._asked, set()
+        self._held = [r for r in fresh if r.asked not in asked]
+        return [r.words for r in pending if r.asked in asked]
 
     def _on_page(self, page: Page) -> None:
         self.opened.append(page)
